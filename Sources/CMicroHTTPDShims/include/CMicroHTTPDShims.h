@@ -1,0 +1,32 @@
+#ifndef BRIDGE_MHD_SHIMS_H
+#define BRIDGE_MHD_SHIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <microhttpd.h>
+
+/* Settings for bridge_mhd_start; fixed-arity because MHD_start_daemon is variadic. */
+struct bridge_mhd_settings {
+    const char *host;              /* numeric IPv4 or IPv6 address */
+    uint16_t port;                 /* 0 picks a free port */
+    unsigned int thread_pool_size;
+    unsigned int connection_limit;
+    unsigned int per_ip_connection_limit;
+    unsigned int connection_timeout_seconds;
+    size_t connection_memory_limit;
+};
+
+/* Starts an epoll thread-pool daemon. Returns NULL if the address is invalid or cannot be bound. */
+struct MHD_Daemon *bridge_mhd_start(const struct bridge_mhd_settings *settings,
+                                    MHD_AccessHandlerCallback access_handler,
+                                    void *access_context,
+                                    MHD_RequestCompletedCallback completed,
+                                    void *completed_context);
+
+/* The port the daemon actually listens on (useful when started with port 0). */
+uint16_t bridge_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/* Writes the peer's numeric address into buffer; returns 0 on success. */
+int bridge_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+
+#endif

@@ -1,0 +1,226 @@
+import CMicroHTTPD
+import CMicroHTTPDShims
+import Foundation
+import Synchronization
+
+/// The HTTP listener: the only code in the project that touches libmicrohttpd.
+/// libmicrohttpd calls the access handler several times per request: first with headers only (we allocate a
+/// `PendingRequest` into `*req_cls`), then once per body chunk, then with size 0 (we answer).
+public final class HTTPServer: Sendable {
+    public enum StartError: Error, CustomStringConvertible {
+        case cannotListen(host: String, port: Int)
+        public var description: String {
+            switch self {
+            case let .cannotListen(host, port):
+                "cannot listen on \(host):\(port) (address in use, not a numeric IP address, or not allowed)"
+            }
+        }
+    }
+
+    let context: ServerContext
+    private let daemon: Mutex<DaemonHandle?> = Mutex(nil)
+    private let boundPort = Atomic<Int>(0)
+    public let configuration: ServerConfiguration
+
+    public init(configuration: ServerConfiguration, responder: some HTTPResponder, logger: Logger) {
+        self.configuration = configuration
+        self.context = ServerContext(responder: responder, logger: logger, maxBodySize: configuration.maxBodySize)
+    }
+
+    /// The port actually listened on.
+    public var port: Int { boundPort.load(ordering: .relaxed) }
+
+    public func start() throws {
+        let threads = configuration.threadPoolSize > 0
+            ? configuration.threadPoolSize : max(2, ProcessInfo.processInfo.activeProcessorCount * 4)
+        let started: OpaquePointer? = configuration.host.withCString { host in
+            var settings = bridge_mhd_settings(
+                host: host, port: UInt16(clamping: configuration.port), thread_pool_size: UInt32(threads),
+                connection_limit: UInt32(configuration.connectionLimit),
+                per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit),
+                connection_timeout_seconds: UInt32(configuration.idleTimeoutSeconds),
+                connection_memory_limit: configuration.connectionMemoryLimit)
+            let contextPointer = Unmanaged.passUnretained(context).toOpaque()
+            return bridge_mhd_start(&settings, MicroHTTPDCallbacks.access, contextPointer,
+                                    MicroHTTPDCallbacks.completed, contextPointer)
+        }
+        guard let started else { throw StartError.cannotListen(host: configuration.host, port: configuration.port) }
+        daemon.withLock { $0 = DaemonHandle(pointer: started) }
+        boundPort.store(Int(bridge_mhd_bound_port(started)), ordering: .relaxed)
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish (up to the grace period), then stops.
+    public func shutdown() {
+        guard let running = daemon.withLock({ current -> OpaquePointer? in
+            defer { current = nil }
+            return current?.pointer
+        }) else { return }
+        let listener = MHD_quiesce_daemon(running)
+        if listener >= 0 { close(listener) }
+        let deadline = Date().addingTimeInterval(configuration.shutdownGraceSeconds)
+        while context.inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
+            usleep(5_000)
+        }
+        MHD_stop_daemon(running)
+    }
+
+    public var inFlightRequests: Int { context.inFlight.load(ordering: .relaxed) }
+
+    deinit { shutdown() }
+}
+
+/// The daemon pointer; libmicrohttpd's daemon functions are safe to call from any thread.
+struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// What the C callbacks need, reached through an unretained pointer that outlives the daemon.
+final class ServerContext: Sendable {
+    let responder: any HTTPResponder
+    let logger: Logger
+    let maxBodySize: Int
+    /// How much of an oversized body is read and discarded before answering 413 mid-upload.
+    let drainLimit: Int
+    let inFlight = Atomic<Int>(0)
+
+    init(responder: any HTTPResponder, logger: Logger, maxBodySize: Int) {
+        self.responder = responder
+        self.logger = logger
+        self.maxBodySize = maxBodySize
+        self.drainLimit = max(1 << 20, maxBodySize * 16)
+    }
+}
+
+/// Per-request state between the access handler's calls; owned by libmicrohttpd's `*req_cls`.
+final class PendingRequest {
+    let method: String
+    let path: String
+    var query = FormFields()
+    var headers = HTTPHeaders()
+    var body: [UInt8] = []
+    var received = 0
+    var remoteAddress = ""
+    var status = 0
+    var answered = false
+    let started = DispatchTime.now().uptimeNanoseconds
+
+    init(method: String, path: String) {
+        self.method = method
+        self.path = path
+    }
+}
+
+enum MicroHTTPDCallbacks {
+    static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
+        guard let cls, let connection, let requestSlot, let uploadDataSize else { return .NO }
+        let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+
+        guard let existing = requestSlot.pointee else {
+            let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "GET",
+                                         path: url.map { String(cString: $0) } ?? "/")
+            collectHeaders(connection, into: pending)
+            requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
+            context.inFlight.add(1, ordering: .relaxed)
+            if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
+                return answer(connection, pending, tooLarge(context.maxBodySize))
+            }
+            return .YES
+        }
+        let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+
+        if uploadDataSize.pointee > 0 {
+            let size = uploadDataSize.pointee
+            uploadDataSize.pointee = 0
+            if pending.answered { return .YES }
+            pending.received += size
+            if pending.received > context.maxBodySize {
+                // Keep reading (and discarding) a moderately oversized body so the client is not reset before
+                // it reads the 413; beyond the drain limit, answer at once and let the connection close.
+                pending.body = []
+                if pending.received > context.drainLimit { return answer(connection, pending, tooLarge(context.maxBodySize)) }
+                return .YES
+            }
+            if let uploadData {
+                pending.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
+            }
+            return .YES
+        }
+        if pending.answered { return .YES }
+        if pending.received > context.maxBodySize { return answer(connection, pending, tooLarge(context.maxBodySize)) }
+
+        let request = Request(method: pending.method, path: pending.path, query: pending.query,
+                              headers: pending.headers, body: pending.body, remoteAddress: pending.remoteAddress)
+        pending.body = []
+        return answer(connection, pending, respond(to: request, context: context))
+    }
+
+    static let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, termination in
+        guard let cls, let requestSlot, let existing = requestSlot.pointee else { return }
+        requestSlot.pointee = nil
+        let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+        let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeRetainedValue()
+        context.inFlight.subtract(1, ordering: .releasing)
+        let micros = (DispatchTime.now().uptimeNanoseconds - pending.started) / 1000
+        let duration = String(format: "%.3f", Double(micros) / 1000)
+        if termination == .REQUEST_TERMINATED_COMPLETED_OK {
+            context.logger.info("request", ["method": pending.method, "path": pending.path,
+                                            "status": String(pending.status), "duration_ms": duration])
+        } else {
+            context.logger.info("request", ["method": pending.method, "path": pending.path,
+                                            "status": String(pending.status), "duration_ms": duration,
+                                            "aborted": String(termination.rawValue)])
+        }
+    }
+
+    static func respond(to request: Request, context: ServerContext) -> Response {
+        do {
+            return try context.responder.respond(to: request)
+        } catch let error as HTTPError {
+            var response = Response.text(error.message + "\n", status: error.status)
+            for field in error.headers { response.headers.set(field.name, field.value) }
+            return response
+        } catch {
+            context.logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
+            return Response.text("The server could not answer this request.\n", status: 500)
+        }
+    }
+
+    static func tooLarge(_ limit: Int) -> Response {
+        Response.text("The request body is larger than \(limit) bytes.\n", status: 413)
+    }
+
+    static func answer(_ connection: OpaquePointer, _ pending: PendingRequest, _ response: Response) -> MHD_Result {
+        pending.answered = true
+        pending.status = response.status
+        let mhdResponse = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for field in response.headers where field.name.lowercased() != "content-length" {
+            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+        }
+        return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    }
+
+    static func collectHeaders(_ connection: OpaquePointer, into pending: PendingRequest) {
+        let target = Unmanaged.passUnretained(pending).toOpaque()
+        MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let pending = Unmanaged<PendingRequest>.fromOpaque(cls).takeUnretainedValue()
+            pending.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+            return .YES
+        }, target)
+        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let pending = Unmanaged<PendingRequest>.fromOpaque(cls).takeUnretainedValue()
+            pending.query.append(String(cString: key), value.map { String(cString: $0) } ?? "")
+            return .YES
+        }, target)
+        var address = [CChar](repeating: 0, count: 64)
+        if bridge_mhd_client_address(connection, &address, address.count) == 0 {
+            pending.remoteAddress = String(cString: address)
+        }
+    }
+}

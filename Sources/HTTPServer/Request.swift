@@ -1,0 +1,66 @@
+/// One HTTP request, fully read. Values only: no socket behind it, so handlers are testable directly.
+public struct Request: Sendable {
+    public var method: String
+    /// The decoded path without the query string.
+    public var path: String
+    public var query: FormFields
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    public var remoteAddress: String
+
+    public init(method: String, path: String, query: FormFields = FormFields(),
+                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// Cookies from every `Cookie` header; the first occurrence of a name wins.
+    public var cookies: [String: String] {
+        var result: [String: String] = [:]
+        for header in headers.values("Cookie") {
+            for part in header.split(separator: ";") {
+                let trimmed = part.trimmingSpaces()
+                guard let equals = trimmed.firstIndex(of: "=") else { continue }
+                let name = String(trimmed[..<equals])
+                var value = Substring(trimmed[trimmed.index(after: equals)...])
+                if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
+                if result[name] == nil { result[name] = String(value) }
+            }
+        }
+        return result
+    }
+
+    /// The media type of the body without parameters, lowercased (`application/json`).
+    public var mediaType: String? {
+        guard let contentType = headers["Content-Type"] else { return nil }
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces() } ?? ""
+        return type.isEmpty ? nil : type.lowercased()
+    }
+
+    /// The urlencoded form body, or nil when the body is not a form.
+    public var formBody: FormFields? {
+        guard mediaType == "application/x-www-form-urlencoded" else { return nil }
+        return FormFields(urlEncoded: body)
+    }
+
+    public var bearerToken: String? {
+        guard let value = headers["Authorization"] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingSpaces()
+        return token.isEmpty ? nil : String(token)
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> Substring {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return slice
+    }
+}

@@ -1,0 +1,44 @@
+/// Adds browser security headers to HTML responses and `Cache-Control: no-store` to anything that
+/// carries a session (a session cookie or bearer token in the request, or a cookie being set).
+public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
+    public let next: Next
+    public let contentSecurityPolicy: String
+    public let sessionCookieNames: Set<String>
+
+    public static var defaultContentSecurityPolicy: String {
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    }
+
+    public init(_ next: Next, contentSecurityPolicy: String = Self.defaultContentSecurityPolicy,
+                sessionCookieNames: Set<String> = []) {
+        self.next = next
+        self.contentSecurityPolicy = contentSecurityPolicy
+        self.sessionCookieNames = sessionCookieNames
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        var response: Response
+        do {
+            response = try next.respond(to: request)
+        } catch var error as HTTPError {
+            apply(to: &error.headers, isHTML: true, request: request, setsCookie: false)
+            throw error
+        }
+        apply(to: &response.headers, isHTML: response.isHTML, request: request,
+              setsCookie: response.headers.contains("Set-Cookie"))
+        return response
+    }
+
+    private func apply(to headers: inout HTTPHeaders, isHTML: Bool, request: Request, setsCookie: Bool) {
+        if isHTML {
+            if !headers.contains("Content-Security-Policy") { headers.set("Content-Security-Policy", contentSecurityPolicy) }
+            headers.set("X-Content-Type-Options", "nosniff")
+            headers.set("Referrer-Policy", "no-referrer")
+            headers.set("X-Frame-Options", "DENY")
+        }
+        let cookies = request.cookies
+        let carriesSession = setsCookie || request.bearerToken != nil || sessionCookieNames.contains { cookies[$0] != nil }
+        if carriesSession { headers.set("Cache-Control", "no-store") }
+    }
+}

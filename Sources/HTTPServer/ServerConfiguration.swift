@@ -1,0 +1,30 @@
+/// Limits and addresses of one HTTP listener.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port; read it back from `HTTPServer.port`.
+    public var port: Int
+    public var threadPoolSize: Int
+    public var connectionLimit: Int
+    public var perIPConnectionLimit: Int
+    /// Seconds a connection may stay idle (slowloris guard).
+    public var idleTimeoutSeconds: Int
+    public var maxBodySize: Int
+    /// Bytes per connection for headers and buffers; headers larger than this are refused by libmicrohttpd.
+    public var connectionMemoryLimit: Int
+    /// How long a graceful shutdown waits for in-flight requests.
+    public var shutdownGraceSeconds: Double
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, threadPoolSize: Int = 0, connectionLimit: Int = 4096,
+                perIPConnectionLimit: Int = 1024, idleTimeoutSeconds: Int = 30, maxBodySize: Int = 64 * 1024,
+                connectionMemoryLimit: Int = 64 * 1024, shutdownGraceSeconds: Double = 10) {
+        self.host = host
+        self.port = port
+        self.threadPoolSize = threadPoolSize
+        self.connectionLimit = connectionLimit
+        self.perIPConnectionLimit = perIPConnectionLimit
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maxBodySize = maxBodySize
+        self.connectionMemoryLimit = connectionMemoryLimit
+        self.shutdownGraceSeconds = shutdownGraceSeconds
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPServer
+import Testing
+import TestSupport
+
+@Suite("Static files under /public/")
+struct StaticFilesTests {
+    /// A package-like tree: a secret beside the public folder that traversal must never reach.
+    func makeTree() throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("static-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("Public/css"), withIntermediateDirectories: true)
+        try "body{color:black}".write(to: root.appendingPathComponent("Public/css/site.css"), atomically: true, encoding: .utf8)
+        try "console.log(1)".write(to: root.appendingPathComponent("Public/app.js"), atomically: true, encoding: .utf8)
+        try "SECRET-PACKAGE".write(to: root.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        return root.path
+    }
+
+    func router(_ files: StaticFiles) -> Router {
+        var router = Router()
+        router.addPrefix("GET", "/public/") { try files.respond(to: $0) }
+        return router
+    }
+
+    @Test("serves files with content type and cache headers, and 304 on a matching ETag")
+    func servesFiles() throws {
+        let files = try StaticFiles(directory: makeTree() + "/Public")
+        try withServer(responder: router(files)) { server in
+            let css = try RawHTTPClient.request(port: server.port, path: "/public/css/site.css")
+            #expect(css.status == 200)
+            #expect(css.text == "body{color:black}")
+            #expect(css.header("Content-Type") == "text/css; charset=utf-8")
+            #expect(css.header("Cache-Control") == "public, max-age=3600")
+            let etag = try #require(css.header("ETag"))
+            let js = try RawHTTPClient.request(port: server.port, path: "/public/app.js")
+            #expect(js.header("Content-Type") == "text/javascript; charset=utf-8")
+            let again = try RawHTTPClient.request(port: server.port, path: "/public/css/site.css", headers: [("If-None-Match", etag)])
+            #expect(again.status == 304)
+            #expect(again.body.isEmpty)
+        }
+    }
+
+    @Test("refuses path traversal, plain and encoded", arguments: [
+        "/public/../Package.swift", "/public/%2e%2e/Package.swift", "/public/%2E%2E%2FPackage.swift",
+        "/public/..%2fPackage.swift", "/public/css/../../Package.swift", "/public/..%5cPackage.swift",
+        "/public//Package.swift", "/public/%2e%2e%2f%2e%2e%2fetc/passwd", "/public/./app.js",
+    ])
+    func traversal(path: String) throws {
+        let files = try StaticFiles(directory: makeTree() + "/Public")
+        try withServer(responder: router(files)) { server in
+            let response = try RawHTTPClient.request(port: server.port, path: path)
+            #expect(response.status == 400 || response.status == 404)
+            #expect(!response.text.contains("SECRET-PACKAGE"))
+            #expect(!response.text.contains("root:"))
+        }
+    }
+
+    @Test("404 for a file that is not there")
+    func missingFile() throws {
+        let files = try StaticFiles(directory: makeTree() + "/Public")
+        let response = try? files.respond(to: Request(method: "GET", path: "/public/none.css"))
+        #expect(response == nil)
+        #expect(throws: HTTPError.self) { try files.respond(to: Request(method: "GET", path: "/public/none.css")) }
+    }
+}
