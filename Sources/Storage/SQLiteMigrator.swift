@@ -1,0 +1,55 @@
+import Foundation
+
+/// Brings a database up to the newest `Migration`, one transaction per version.
+struct SQLiteMigrator {
+    let connection: SQLiteConnection
+    let migrations: [Migration]
+
+    func migrate(now: Date) throws -> [Int] {
+        try connection.run("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version INTEGER PRIMARY KEY,
+                applied_at INTEGER NOT NULL
+            )
+            """)
+        let supported = migrations.last?.version ?? 0
+        let alreadyApplied = try appliedVersions()
+        if let newest = alreadyApplied.max(), newest > supported {
+            throw StoreError.schemaTooNew(databaseVersion: newest, supportedVersion: supported)
+        }
+        var appliedNow: [Int] = []
+        for migration in migrations where !alreadyApplied.contains(migration.version) {
+            if try apply(migration, now: now) {
+                appliedNow.append(migration.version)
+            }
+        }
+        return appliedNow
+    }
+
+    /// False when another process applied it first.
+    private func apply(_ migration: Migration, now: Date) throws -> Bool {
+        do {
+            try connection.run("BEGIN IMMEDIATE")
+            // Checked again under the write lock: another process may have just migrated.
+            if try appliedVersions().contains(migration.version) {
+                try connection.run("COMMIT")
+                return false
+            }
+            try connection.executeScript(migration.sql)
+            try connection.run(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                [.integer(Int64(migration.version)), .date(now)])
+            try connection.run("COMMIT")
+            return true
+        } catch {
+            if connection.isInsideTransaction {
+                _ = try? connection.run("ROLLBACK")
+            }
+            throw StoreError.migrationFailed(version: migration.version, reason: "\(error)")
+        }
+    }
+
+    private func appliedVersions() throws -> Set<Int> {
+        Set(try connection.query("SELECT version FROM schema_migrations") { Int($0.int64(0)) })
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// A person known to the service, identified by `(provider, providerUserID)` — never by email.
+public struct User: Sendable, Equatable {
+    /// The provider name stored for Sign in with Apple users.
+    public static let appleProvider = "apple"
+
+    public var id: Int64
+    public var provider: String
+    public var providerUserID: String
+    public var email: String?
+    public var isPrivateEmail: Bool
+    public var emailVerified: Bool
+    public var displayName: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: Int64, provider: String, providerUserID: String, email: String?,
+        isPrivateEmail: Bool, emailVerified: Bool, displayName: String?,
+        createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.provider = provider
+        self.providerUserID = providerUserID
+        self.email = email
+        self.isPrivateEmail = isPrivateEmail
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// What a verified Apple identity token (plus the unsigned first-sign-in `user` JSON,
+/// for the name only) tells us about a person.
+public struct AppleUserProfile: Sendable, Equatable {
+    public var sub: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var isPrivateEmail: Bool
+    public var displayName: String?
+
+    public init(sub: String, email: String?, emailVerified: Bool, isPrivateEmail: Bool, displayName: String?) {
+        self.sub = sub
+        self.email = email
+        self.emailVerified = emailVerified
+        self.isPrivateEmail = isPrivateEmail
+        self.displayName = displayName
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StorageTests {
+    @Suite("Concurrency") struct Concurrency {
+        @Test("8 threads × 200 sign-ins: no busy errors, nothing lost")
+        func manyThreads() throws {
+            try withTemporaryStore { store, path throws in
+                let errors = Collected<String>()
+                onThreads(8) { thread in
+                    for i in 0..<200 {
+                        do {
+                            let idHash = "t\(thread)-s\(i)"
+                            try store.write { tx in
+                                let user = try tx.upsertAppleUser(
+                                    appleProfile(sub: "t\(thread)-u\(i % 10)", email: "u\(i)@example.com"), now: t0).user
+                                try tx.insertSession(session(idHash, userID: user.id))
+                            }
+                            if try store.read({ try $0.session(idHash: idHash, now: t0) }) == nil {
+                                errors.append("session \(idHash) not found")
+                            }
+                        } catch {
+                            errors.append("\(error)")
+                        }
+                    }
+                }
+                #expect(errors.all.isEmpty, "\(errors.all.prefix(5))")
+                #expect(try scalar("SELECT COUNT(*) FROM users", in: path) == 80)
+                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 1600)
+            }
+        }
+
+        @Test("two stores on one file (as two processes would) wait for each other instead of failing")
+        func twoStoresOneFile() throws {
+            try withTemporaryStore { first, path throws in
+                let second = try SQLiteStore(path: path)
+                let errors = Collected<String>()
+                onThreads(8) { thread in
+                    let store = thread.isMultiple(of: 2) ? first : second
+                    for i in 0..<50 {
+                        do {
+                            try store.write { tx in
+                                try tx.insertLoginAttempt(loginAttempt("t\(thread)-\(i)"))
+                            }
+                        } catch {
+                            errors.append("\(error)")
+                        }
+                    }
+                }
+                #expect(errors.all.isEmpty, "\(errors.all.prefix(5))")
+                #expect(try scalar("SELECT COUNT(*) FROM login_attempts", in: path) == 400)
+            }
+        }
+    }
+}

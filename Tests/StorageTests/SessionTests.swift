@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StorageTests {
+    @Suite("Sessions") struct Sessions {
+        @Test("lookup joins the user and respects expiry")
+        func lookup() throws {
+            try withTemporaryStore { store, _ throws in
+                let user = try store.write { tx in
+                    let user = try tx.upsertAppleUser(appleProfile(sub: "s", email: "a@example.com"), now: t0).user
+                    try tx.insertSession(session("hash-1", userID: user.id, lifetime: 3600))
+                    return user
+                }
+                let found = try store.read { try $0.session(idHash: "hash-1", now: t0 + 3599) }
+                #expect(found?.session == session("hash-1", userID: user.id, lifetime: 3600))
+                #expect(found?.user == user)
+                #expect(try store.read { try $0.session(idHash: "hash-1", now: t0 + 3600) } == nil)
+                #expect(try store.read { try $0.session(idHash: "missing", now: t0) } == nil)
+            }
+        }
+
+        @Test("a deleted session is gone")
+        func delete() throws {
+            try withTemporaryStore { store, _ throws in
+                try store.write { tx in
+                    let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
+                    try tx.insertSession(session("hash-1", userID: user.id))
+                }
+                #expect(try store.write { try $0.deleteSession(idHash: "hash-1") })
+                #expect(try !store.write { try $0.deleteSession(idHash: "hash-1") })
+                #expect(try store.read { try $0.session(idHash: "hash-1", now: t0) } == nil)
+            }
+        }
+
+        @Test("deleting the user deletes its sessions")
+        func cascade() throws {
+            try withTemporaryStore { store, path throws in
+                let user = try store.write { tx in
+                    let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
+                    try tx.insertSession(session("hash-1", userID: user.id))
+                    try tx.insertSession(session("hash-2", userID: user.id))
+                    return user
+                }
+                #expect(try store.write { try $0.deleteUser(id: user.id) })
+                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 0)
+            }
+        }
+
+        @Test("a session for an unknown user is a conflict")
+        func unknownUser() throws {
+            try withTemporaryStore { store, _ throws in
+                let error = #expect(throws: StoreError.self) {
+                    try store.write { try $0.insertSession(session("hash-1", userID: 999)) }
+                }
+                guard case .conflict = error else {
+                    Issue.record("expected conflict, got \(String(describing: error))")
+                    return
+                }
+            }
+        }
+
+        @Test("deleteExpired removes expired attempts and sessions only")
+        func deleteExpired() throws {
+            try withTemporaryStore { store, path throws in
+                try store.write { tx in
+                    let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
+                    try tx.insertLoginAttempt(loginAttempt("old", lifetime: 60))
+                    try tx.insertLoginAttempt(loginAttempt("fresh", lifetime: 600))
+                    try tx.insertSession(session("old", userID: user.id, lifetime: 60))
+                    try tx.insertSession(session("fresh", userID: user.id, lifetime: 3600))
+                }
+                #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 2)
+                #expect(try store.read { try $0.loginAttempt(state: "fresh") } != nil)
+                #expect(try store.read { try $0.session(idHash: "fresh", now: t0 + 60) } != nil)
+                #expect(try scalar("SELECT COUNT(*) FROM login_attempts", in: path) == 1)
+                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 1)
+            }
+        }
+    }
+}

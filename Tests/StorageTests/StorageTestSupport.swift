@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Storage
+
+@Suite("Storage") struct StorageTests {}
+
+/// A fixed, whole-second instant: the store keeps unix seconds.
+let t0 = Date(timeIntervalSince1970: 1_750_000_000)
+
+/// A fresh SQLite store in its own temporary directory, removed afterwards.
+func withTemporaryStore(migrated: Bool = true, _ body: (SQLiteStore, _ path: String) throws -> Void) throws {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("storage-tests-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("bridge.sqlite3").path
+    let store = try SQLiteStore(path: path)
+    if migrated {
+        _ = try store.migrate()
+    }
+    try body(store, path)
+}
+
+/// Reads one integer straight from the file, past the Store API.
+func scalar(_ sql: String, in path: String) throws -> Int64 {
+    let connection = try SQLiteConnection(path: path, setup: "")
+    return try connection.query(sql) { $0.int64(0) }.first ?? 0
+}
+
+func tableNames(in path: String) throws -> Set<String> {
+    let connection = try SQLiteConnection(path: path, setup: "")
+    return Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+}
+
+func appleProfile(sub: String, email: String? = nil, verified: Bool = true, privateRelay: Bool = false,
+                  name: String? = nil) -> AppleUserProfile {
+    AppleUserProfile(sub: sub, email: email, emailVerified: verified, isPrivateEmail: privateRelay, displayName: name)
+}
+
+func loginAttempt(_ state: String, createdAt: Date = t0, lifetime: TimeInterval = 600) -> LoginAttempt {
+    LoginAttempt(state: state, nonce: "nonce-\(state)", bindingHash: "binding-\(state)",
+                 createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(lifetime))
+}
+
+func session(_ idHash: String, userID: Int64, createdAt: Date = t0, lifetime: TimeInterval = 3600) -> Session {
+    Session(idHash: idHash, userID: userID, flow: "web", nonceVerified: true,
+            createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(lifetime))
+}
+
+struct Abort: Error {}
+
+/// Runs `body(index)` on `count` real threads released together, and waits for all.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let start = DispatchSemaphore(value: 0)
+    let finished = DispatchGroup()
+    for index in 0..<count {
+        finished.enter()
+        Thread {
+            start.wait()
+            body(index)
+            finished.leave()
+        }.start()
+    }
+    for _ in 0..<count {
+        start.signal()
+    }
+    finished.wait()
+}
+
+/// Values appended from many threads.
+final class Collected<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+
+    func append(_ item: Element) {
+        items.withLock { $0.append(item) }
+    }
+
+    var all: [Element] {
+        items.withLock { $0 }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StorageTests {
+    @Suite("StoreFactory") struct Factory {
+        @Test("sqlite:PATH opens SQLite and creates missing directories")
+        func opensSQLite() throws {
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("storage-factory-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: root) }
+            let store = try StoreFactory.open("sqlite:\(root.path)/nested/data/bridge.sqlite3")
+            #expect(store.backendName == "sqlite")
+            #expect(try store.migrate() == [1])
+            #expect(FileManager.default.fileExists(atPath: "\(root.path)/nested/data/bridge.sqlite3"))
+        }
+
+        @Test("an unknown scheme is refused, naming the value")
+        func rejectsUnknownScheme() {
+            let error = #expect(throws: StoreError.self) { try StoreFactory.open("mysql://x") }
+            #expect(error?.description.contains("mysql://x") == true)
+        }
+
+        @Test("postgres is not yet supported, and its password is not repeated")
+        func postgresNotYet() {
+            let error = #expect(throws: StoreError.self) {
+                try StoreFactory.open("postgres://bridge:hunter2@db.internal:5432/bridge")
+            }
+            let message = error?.description ?? ""
+            #expect(message.contains("not yet supported"))
+            #expect(message.contains("postgres://bridge:***@db.internal:5432/bridge"))
+            #expect(!message.contains("hunter2"))
+        }
+
+        @Test("in-memory SQLite is refused", arguments: ["sqlite::memory:", "sqlite:"])
+        func rejectsNonFile(url: String) {
+            #expect(throws: StoreError.self) { try StoreFactory.open(url) }
+        }
+
+        @Test("password redaction", arguments: [
+            ("postgres://u:p@h/db", "postgres://u:***@h/db"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("postgres://h/db?x=a:b@c", "postgres://h/db?x=a:b@c"),
+            ("mysql://x", "mysql://x"),
+            ("plain", "plain"),
+            ("host=db password=s3cret user=u", "host=db password=*** user=u"),
+            ("postgres://h/db?user=u&PASSWORD=s3cret&x=1", "postgres://h/db?user=u&PASSWORD=***&x=1"),
+        ])
+        func redaction(url: String, shown: String) {
+            #expect(DatabaseURL.redactingPassword(url) == shown)
+        }
+    }
+}

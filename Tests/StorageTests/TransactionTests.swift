@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StorageTests {
+    @Suite("Transactions") struct Transactions {
+        @Test("a write that throws midway leaves nothing behind and rethrows the error")
+        func rollbackOnThrow() throws {
+            try withTemporaryStore { store, _ throws in
+                #expect(throws: Abort.self) {
+                    try store.write { tx in
+                        try tx.insertLoginAttempt(loginAttempt("s"))
+                        throw Abort()
+                    }
+                }
+                #expect(try store.read { try $0.loginAttempt(state: "s") } == nil)
+            }
+        }
+
+        @Test("a failing statement rolls back the earlier ones")
+        func rollbackOnStatementError() throws {
+            try withTemporaryStore { store, path throws in
+                #expect(throws: StoreError.self) {
+                    try store.write { tx in
+                        _ = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0)
+                        try tx.insertLoginAttempt(loginAttempt("s"))
+                        try tx.insertLoginAttempt(loginAttempt("s"))
+                    }
+                }
+                #expect(try scalar("SELECT COUNT(*) FROM users", in: path) == 0)
+                #expect(try scalar("SELECT COUNT(*) FROM login_attempts", in: path) == 0)
+            }
+        }
+
+        @Test("the store keeps working after a rolled-back write")
+        func usableAfterRollback() throws {
+            try withTemporaryStore { store, _ throws in
+                _ = try? store.write { _ in throw Abort() }
+                let value = try store.write { tx in
+                    try tx.insertLoginAttempt(loginAttempt("s"))
+                    return 7
+                }
+                #expect(value == 7)
+                #expect(try store.read { try $0.loginAttempt(state: "s") } != nil)
+            }
+        }
+
+        @Test("a read transaction cannot write")
+        func readIsReadOnly() throws {
+            try withTemporaryStore { store, _ throws in
+                let error = #expect(throws: StoreError.self) {
+                    try store.read { try $0.insertLoginAttempt(loginAttempt("s")) }
+                }
+                #expect(error?.description.contains("readonly") == true)
+            }
+        }
+    }
+}

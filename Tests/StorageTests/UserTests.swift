@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StorageTests {
+    @Suite("Apple users") struct AppleUsers {
+        @Test("upsert creates a user, then finds it by sub")
+        func createThenFind() throws {
+            try withTemporaryStore { store, _ throws in
+                let first = try store.write {
+                    try $0.upsertAppleUser(appleProfile(sub: "001.abc", email: "a@example.com", name: "Kim"), now: t0)
+                }
+                #expect(first.created)
+                #expect(first.user.provider == "apple")
+                #expect(first.user.providerUserID == "001.abc")
+                #expect(first.user.email == "a@example.com")
+                #expect(first.user.displayName == "Kim")
+                #expect(first.user.createdAt == t0)
+
+                let second = try store.write {
+                    try $0.upsertAppleUser(appleProfile(sub: "001.abc", email: "a@example.com"), now: t0 + 60)
+                }
+                #expect(!second.created)
+                #expect(second.user.id == first.user.id)
+                #expect(try store.read { try $0.user(id: first.user.id) } == second.user)
+            }
+        }
+
+        @Test("the same email with another sub is another user")
+        func neverMatchedByEmail() throws {
+            try withTemporaryStore { store, _ throws in
+                let (one, two) = try store.write { tx in
+                    (try tx.upsertAppleUser(appleProfile(sub: "sub-1", email: "same@example.com"), now: t0),
+                     try tx.upsertAppleUser(appleProfile(sub: "sub-2", email: "same@example.com"), now: t0))
+                }
+                #expect(one.created && two.created)
+                #expect(one.user.id != two.user.id)
+            }
+        }
+
+        @Test("a known name is kept when a later sign-in sends none, blank, or another one",
+              arguments: [nil, "", "   ", "Someone Else"] as [String?])
+        func nameKept(laterName: String?) throws {
+            try withTemporaryStore { store, _ throws in
+                _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s", name: "Kim Minji"), now: t0) }
+                let later = try store.write {
+                    try $0.upsertAppleUser(appleProfile(sub: "s", name: laterName), now: t0 + 60)
+                }
+                #expect(later.user.displayName == "Kim Minji")
+            }
+        }
+
+        @Test("a name arriving after a nameless first sign-in is filled in")
+        func nameFilledWhenUnknown() throws {
+            try withTemporaryStore { store, _ throws in
+                let first = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s", name: " "), now: t0) }
+                #expect(first.user.displayName == nil)
+                let later = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s", name: "Lee"), now: t0 + 60) }
+                #expect(later.user.displayName == "Lee")
+            }
+        }
+
+        @Test("email and its flags follow the newer token")
+        func emailUpdated() throws {
+            try withTemporaryStore { store, _ throws in
+                let first = try store.write {
+                    try $0.upsertAppleUser(appleProfile(sub: "s", email: "old@example.com", verified: false), now: t0)
+                }
+                let later = try store.write {
+                    try $0.upsertAppleUser(
+                        appleProfile(sub: "s", email: "x1@privaterelay.appleid.com", verified: true, privateRelay: true),
+                        now: t0 + 60)
+                }
+                #expect(later.user.email == "x1@privaterelay.appleid.com")
+                #expect(later.user.emailVerified)
+                #expect(later.user.isPrivateEmail)
+                #expect(later.user.createdAt == first.user.createdAt)
+                #expect(later.user.updatedAt == t0 + 60)
+                #expect(try store.read { try $0.user(id: first.user.id) } == later.user)
+            }
+        }
+
+        @Test("a token without email keeps the stored one; nothing changed keeps updatedAt")
+        func missingEmailKept() throws {
+            try withTemporaryStore { store, _ throws in
+                let first = try store.write {
+                    try $0.upsertAppleUser(appleProfile(sub: "s", email: "a@example.com"), now: t0)
+                }
+                let later = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s"), now: t0 + 60) }
+                #expect(later.user == first.user)
+            }
+        }
+
+        @Test("an empty sub is refused and writes nothing")
+        func emptySubRefused() throws {
+            try withTemporaryStore { store, path throws in
+                #expect(throws: StoreError.self) {
+                    try store.write { try $0.upsertAppleUser(appleProfile(sub: ""), now: t0) }
+                }
+                #expect(try scalar("SELECT COUNT(*) FROM users", in: path) == 0)
+            }
+        }
+
+        @Test("unknown id finds nothing; deleteUser reports whether it deleted")
+        func lookupAndDelete() throws {
+            try withTemporaryStore { store, _ throws in
+                #expect(try store.read { try $0.user(id: 42) } == nil)
+                let user = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s"), now: t0).user }
+                #expect(try store.write { try $0.deleteUser(id: user.id) })
+                #expect(try !store.write { try $0.deleteUser(id: user.id) })
+                #expect(try store.read { try $0.user(id: user.id) } == nil)
+            }
+        }
+    }
+}
