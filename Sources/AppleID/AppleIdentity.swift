@@ -1,0 +1,50 @@
+import Foundation
+
+/// How a sign-in reached the server.
+public enum SignInFlow: String, Sendable, Equatable {
+    case web
+    case webviewNative = "webview-native"
+    case api
+
+    public var label: String {
+        switch self {
+        case .web: "Web (Apple form_post)"
+        case .webviewNative: "iOS app webview (native Sign in with Apple)"
+        case .api: "Native app API"
+        }
+    }
+}
+
+/// A verified Apple identity token, normalized. Everything here comes from the signed token, never from
+/// the unsigned `user` JSON.
+public struct AppleIdentity: Sendable, Equatable {
+    public var subject: String
+    public var audience: String
+    public var issuer: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var isPrivateEmail: Bool
+    /// Apple's `real_user_status`: 0 unsupported, 1 unknown, 2 likely real.
+    public var realUserStatus: Int?
+    /// The token's nonce matched the one this server issued (raw or SHA-256 hex).
+    public var nonceVerified: Bool
+    public var issuedAt: Date
+    public var expiresAt: Date
+    public var authTime: Date?
+
+    public init(subject: String, audience: String, issuer: String, email: String?, emailVerified: Bool,
+                isPrivateEmail: Bool, realUserStatus: Int?, nonceVerified: Bool, issuedAt: Date, expiresAt: Date,
+                authTime: Date?) {
+        self.subject = subject
+        self.audience = audience
+        self.issuer = issuer
+        self.email = email
+        self.emailVerified = emailVerified
+        self.isPrivateEmail = isPrivateEmail
+        self.realUserStatus = realUserStatus
+        self.nonceVerified = nonceVerified
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.authTime = authTime
+    }
+}
