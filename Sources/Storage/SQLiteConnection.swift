@@ -4,6 +4,7 @@ import CSQLite
 enum SQLiteValue {
     case integer(Int64)
     case text(String)
+    case blob([UInt8])
     case null
 }
 
@@ -25,6 +26,14 @@ struct SQLiteRow {
         guard let bytes = sqlite3_column_text(statement, column) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    /// Empty for SQL NULL and for a zero-length BLOB.
+    func blob(_ column: Int32) -> [UInt8] {
+        // sqlite3_column_blob first, then sqlite3_column_bytes, as SQLite documents.
+        guard let bytes = sqlite3_column_blob(statement, column) else { return [] }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 }
 
@@ -131,12 +140,24 @@ final class SQLiteConnection {
                 // SQLITE_TRANSIENT: SQLite copies the bytes, the C string Swift lends
                 // us only lives for this call.
                 sqlite3_bind_text(statement, index, string, -1, Self.transient)
+            case let .blob(bytes):
+                Self.bindBlob(bytes, to: statement, at: index)
             case .null:
                 sqlite3_bind_null(statement, index)
             }
             guard rc == SQLITE_OK else {
                 throw error(rc, sql: String(cString: sqlite3_sql(statement)))
             }
+        }
+    }
+
+    private static func bindBlob(_ bytes: [UInt8], to statement: OpaquePointer, at index: Int32) -> Int32 {
+        bytes.withUnsafeBytes { buffer in
+            // A nil pointer would bind NULL: an empty value stays a (zero-length) BLOB.
+            guard let base = buffer.baseAddress, !buffer.isEmpty else {
+                return sqlite3_bind_zeroblob(statement, index, 0)
+            }
+            return sqlite3_bind_blob64(statement, index, base, sqlite3_uint64(buffer.count), transient)
         }
     }
 

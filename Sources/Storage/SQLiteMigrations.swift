@@ -34,5 +34,61 @@ enum SQLiteMigrations {
             CREATE INDEX sessions_user_id ON sessions (user_id);
             CREATE INDEX sessions_expires_at ON sessions (expires_at);
             """),
+        // Native JSON API: server-issued nonces, identity token replay guard, rotating
+        // refresh tokens.
+        Migration(version: 2, sql: """
+            CREATE TABLE api_nonces (
+                nonce TEXT PRIMARY KEY,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                consumed_at INTEGER
+            );
+            CREATE INDEX api_nonces_expires_at ON api_nonces (expires_at);
+            CREATE TABLE used_identity_tokens (
+                token_hash TEXT PRIMARY KEY,
+                expires_at INTEGER NOT NULL
+            );
+            CREATE INDEX used_identity_tokens_expires_at ON used_identity_tokens (expires_at);
+            CREATE TABLE refresh_tokens (
+                token_hash TEXT PRIMARY KEY,
+                family_id TEXT NOT NULL,
+                session_id_hash TEXT NOT NULL REFERENCES sessions (id_hash) ON DELETE CASCADE,
+                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                rotated_at INTEGER
+            );
+            CREATE INDEX refresh_tokens_family_id ON refresh_tokens (family_id);
+            CREATE INDEX refresh_tokens_user_id ON refresh_tokens (user_id);
+            CREATE INDEX refresh_tokens_session_id_hash ON refresh_tokens (session_id_hash);
+            CREATE INDEX refresh_tokens_expires_at ON refresh_tokens (expires_at);
+            """),
+        // Apple's server side: encrypted Apple refresh tokens, the revocation retry
+        // queue (no foreign key: it outlives the deleted user), notification ids seen.
+        Migration(version: 3, sql: """
+            ALTER TABLE users ADD COLUMN email_forwarding_enabled INTEGER NOT NULL DEFAULT 1;
+            CREATE TABLE apple_tokens (
+                user_id INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                encrypted_refresh_token BLOB NOT NULL,
+                updated_at INTEGER NOT NULL
+            );
+            CREATE TABLE pending_revocations (
+                id INTEGER PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                encrypted_token BLOB NOT NULL,
+                token_type_hint TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NOT NULL,
+                last_error TEXT,
+                created_at INTEGER NOT NULL
+            );
+            CREATE INDEX pending_revocations_next_attempt_at ON pending_revocations (next_attempt_at);
+            CREATE TABLE apple_notifications (
+                jti TEXT PRIMARY KEY,
+                received_at INTEGER NOT NULL
+            );
+            CREATE INDEX apple_notifications_received_at ON apple_notifications (received_at);
+            """),
     ]
 }

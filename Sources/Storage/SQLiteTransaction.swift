@@ -79,10 +79,17 @@ struct SQLiteTransaction: StoreTransaction {
         try connection.run("DELETE FROM users WHERE id = ?", [.integer(id)]) == 1
     }
 
-    private func user(provider: String, providerUserID: String) throws -> User? {
+    func user(provider: String, providerUserID: String) throws -> User? {
         try connection.query(
             "SELECT \(Self.userColumns) FROM users WHERE provider = ? AND provider_user_id = ?",
             [.text(provider), .text(providerUserID)]) { Self.decodeUser($0, from: 0) }.first
+    }
+
+    func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws {
+        try connection.run("""
+            UPDATE users SET email_forwarding_enabled = ?1, updated_at = ?2
+            WHERE id = ?3 AND email_forwarding_enabled != ?1
+            """, [.bool(isPrivateEmailEnabled), .date(now), .integer(userID)])
     }
 
     private func update(_ user: User) throws {
@@ -96,15 +103,17 @@ struct SQLiteTransaction: StoreTransaction {
 
     private static let userColumns = """
         users.id, users.provider, users.provider_user_id, users.email, users.is_private_email,
-        users.email_verified, users.display_name, users.created_at, users.updated_at
+        users.email_verified, users.display_name, users.created_at, users.updated_at,
+        users.email_forwarding_enabled
         """
 
-    /// Reads the nine `userColumns` starting at column `first`.
+    /// Reads the ten `userColumns` starting at column `first`.
     private static func decodeUser(_ row: SQLiteRow, from first: Int32) -> User {
         User(id: row.int64(first), provider: row.text(first + 1), providerUserID: row.text(first + 2),
              email: row.optionalText(first + 3), isPrivateEmail: row.bool(first + 4),
              emailVerified: row.bool(first + 5), displayName: row.optionalText(first + 6),
-             createdAt: row.date(first + 7), updatedAt: row.date(first + 8))
+             createdAt: row.date(first + 7), updatedAt: row.date(first + 8),
+             emailForwardingEnabled: row.bool(first + 9))
     }
 
     // MARK: - Sessions
@@ -135,11 +144,24 @@ struct SQLiteTransaction: StoreTransaction {
         try connection.run("DELETE FROM sessions WHERE id_hash = ?", [.text(idHash)]) == 1
     }
 
+    func deleteSessions(userID: Int64) throws -> Int {
+        try connection.run("DELETE FROM sessions WHERE user_id = ?", [.integer(userID)])
+    }
+
     // MARK: - Housekeeping
 
+    /// Far beyond the `exp` of any notification token: replayed later, it fails verification.
+    static let notificationRetention: TimeInterval = 30 * 24 * 60 * 60
+
     func deleteExpired(now: Date) throws -> Int {
-        let attempts = try connection.run("DELETE FROM login_attempts WHERE expires_at <= ?", [.date(now)])
-        let sessions = try connection.run("DELETE FROM sessions WHERE expires_at <= ?", [.date(now)])
-        return attempts + sessions
+        let expiring = ["login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens", "sessions"]
+        var deleted = 0
+        for table in expiring {
+            deleted += try connection.run("DELETE FROM \(table) WHERE expires_at <= ?", [.date(now)])
+        }
+        deleted += try connection.run(
+            "DELETE FROM apple_notifications WHERE received_at <= ?",
+            [.date(now.addingTimeInterval(-Self.notificationRetention))])
+        return deleted
     }
 }

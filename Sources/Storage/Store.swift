@@ -15,17 +15,75 @@ public protocol StoreTransaction {
     /// or creates it. See `User.applyingSignIn` for what a later sign-in updates.
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool)
     func user(id: Int64) throws -> User?
+    /// The user Apple's server-to-server notifications name by `sub`;
+    /// `user(providerUserID:)` assumes the Apple provider.
+    func user(provider: String, providerUserID: String) throws -> User?
     func countUsers() throws -> Int
-    /// Deletes the user and, by cascade, its sessions. False when there was no such user.
+    /// Deletes the user and, by cascade, its sessions, refresh tokens and Apple token.
+    /// Pending revocations stay. False when there was no such user.
     @discardableResult func deleteUser(id: Int64) throws -> Bool
+    /// Apple's `email-disabled` / `email-enabled` events. Does nothing for an unknown
+    /// user; `updatedAt` moves only when the flag changes.
+    func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws
 
     func insertSession(_ session: Session) throws
     /// Nil when the session is missing or expired.
     func session(idHash: String, now: Date) throws -> (session: Session, user: User)?
     @discardableResult func deleteSession(idHash: String) throws -> Bool
+    /// Every session of the user, whatever its flow, and by cascade their refresh
+    /// tokens. Returns how many sessions went.
+    @discardableResult func deleteSessions(userID: Int64) throws -> Int
 
-    /// Removes expired login attempts and sessions; returns how many rows went.
+    // MARK: - Native JSON API
+
+    func insertAPINonce(_ nonce: APINonce) throws
+    /// Atomic like `consumeLoginAttempt`: `.consumed` for exactly one caller.
+    func consumeAPINonce(_ nonce: String, now: Date) throws -> APINonceOutcome
+    /// Remembers an accepted identity token (by hash) until it expires. True the first
+    /// time; false while an earlier, unexpired record exists (a replay). An expired
+    /// record is replaced.
+    func recordIdentityTokenUse(tokenHash: String, expiresAt: Date, now: Date) throws -> Bool
+    /// Throws `.conflict` unless the session exists and belongs to `token.userID`.
+    func insertRefreshToken(_ token: RefreshToken) throws
+    /// Atomic: of concurrent callers presenting the same token, exactly one gets
+    /// `.rotated`. A token whose session has expired counts as expired.
+    func rotateRefreshToken(tokenHash: String, now: Date) throws -> RefreshRotation
+    /// Deletes every token of the family and the session(s) they belong to; returns how
+    /// many tokens of the family went.
+    @discardableResult func revokeRefreshFamily(_ familyID: String) throws -> Int
+
+    // MARK: - Apple's server side
+
+    /// One per user, replaced on every code exchange.
+    func upsertAppleToken(_ record: AppleTokenRecord) throws
+    func appleToken(userID: Int64) throws -> AppleTokenRecord?
+    @discardableResult func deleteAppleToken(userID: Int64) throws -> Bool
+    /// Queues a revocation Apple refused or could not be reached for, due at once.
+    /// Returns its id.
+    func enqueueRevocation(clientID: String, encryptedToken: [UInt8], tokenTypeHint: String, now: Date) throws -> Int64
+    /// At most `limit` revocations due at `now`, the longest-waiting first.
+    func dueRevocations(now: Date, limit: Int) throws -> [PendingRevocation]
+    /// Apple accepted it: removes it from the queue.
+    func completeRevocation(id: Int64) throws
+    /// Counts the failed attempt and keeps `error` (which must not contain the token).
+    func postponeRevocation(id: Int64, nextAttemptAt: Date, error: String) throws
+    func pendingRevocationCount() throws -> Int
+    /// True the first time a notification `jti` is seen: Apple may deliver an event
+    /// more than once.
+    func recordNotification(jti: String, now: Date) throws -> Bool
+
+    /// Removes expired login attempts, API nonces, identity token records, refresh
+    /// tokens and sessions, and notification ids older than 30 days; returns how many
+    /// rows went (rows removed by cascade not counted).
     @discardableResult func deleteExpired(now: Date) throws -> Int
+}
+
+extension StoreTransaction {
+    /// `user(provider: "apple", providerUserID:)`. A protocol requirement cannot carry
+    /// a default argument, so this stands in for one.
+    public func user(providerUserID: String) throws -> User? {
+        try user(provider: User.appleProvider, providerUserID: providerUserID)
+    }
 }
 
 /// A database. Thread-safe; calls block the calling thread.

@@ -14,11 +14,14 @@ public struct User: Sendable, Equatable {
     public var displayName: String?
     public var createdAt: Date
     public var updatedAt: Date
+    /// Whether Apple forwards mail sent to the private relay address; it tells us with
+    /// `email-disabled` / `email-enabled` notifications.
+    public var emailForwardingEnabled: Bool
 
     public init(
         id: Int64, provider: String, providerUserID: String, email: String?,
         isPrivateEmail: Bool, emailVerified: Bool, displayName: String?,
-        createdAt: Date, updatedAt: Date
+        createdAt: Date, updatedAt: Date, emailForwardingEnabled: Bool = true
     ) {
         self.id = id
         self.provider = provider
@@ -29,6 +32,7 @@ public struct User: Sendable, Equatable {
         self.displayName = displayName
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.emailForwardingEnabled = emailForwardingEnabled
     }
 }
 

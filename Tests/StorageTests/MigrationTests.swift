@@ -1,14 +1,46 @@
+import Foundation
 import Testing
 @testable import Storage
 
 extension StorageTests {
     @Suite("Migrations") struct Migrations {
-        @Test("a fresh database gets migration 1 and its tables")
+        @Test("a fresh database gets every migration and their tables")
         func freshDatabase() throws {
             try withTemporaryStore(migrated: false) { store, path throws in
-                #expect(try store.migrate() == [1])
-                #expect(try tableNames(in: path).isSuperset(of: ["schema_migrations", "users", "login_attempts", "sessions"]))
-                #expect(try scalar("SELECT MAX(version) FROM schema_migrations", in: path) == 1)
+                #expect(try store.migrate() == [1, 2, 3])
+                #expect(try tableNames(in: path).isSuperset(of: [
+                    "schema_migrations", "users", "login_attempts", "sessions",
+                    "api_nonces", "used_identity_tokens", "refresh_tokens",
+                    "apple_tokens", "pending_revocations", "apple_notifications",
+                ]))
+                #expect(try scalar("SELECT MAX(version) FROM schema_migrations", in: path) == 3)
+            }
+        }
+
+        @Test("a database at version 1 gets 2 and 3 and keeps its data")
+        func fromVersionOne() throws {
+            try withTemporaryStore(migrated: false) { store, path throws in
+                let connection = try SQLiteConnection(path: path, setup: "")
+                #expect(try SQLiteMigrator(connection: connection, migrations: [SQLiteMigrations.all[0]])
+                    .migrate(now: t0) == [1])
+                try connection.run("""
+                    INSERT INTO users (id, provider, provider_user_id, email, is_private_email, email_verified,
+                                       display_name, created_at, updated_at)
+                    VALUES (7, 'apple', '001.old', 'old@example.com', 1, 1, 'Kim', ?1, ?1)
+                    """, [.date(t0)])
+                try connection.run("""
+                    INSERT INTO sessions (id_hash, user_id, flow, nonce_verified, created_at, expires_at)
+                    VALUES ('old-session', 7, 'web', 1, ?1, ?2)
+                    """, [.date(t0), .date(t0 + 3600)])
+
+                #expect(try store.migrate() == [2, 3])
+                let user = try store.read { try $0.user(id: 7) }
+                #expect(user == User(id: 7, provider: "apple", providerUserID: "001.old", email: "old@example.com",
+                                     isPrivateEmail: true, emailVerified: true, displayName: "Kim",
+                                     createdAt: t0, updatedAt: t0, emailForwardingEnabled: true))
+                #expect(try store.read { try $0.session(idHash: "old-session", now: t0) }?.user == user)
+                #expect(try store.read { try $0.user(providerUserID: "001.old") } == user)
+                #expect(try tableNames(in: path).isSuperset(of: ["refresh_tokens", "apple_tokens", "pending_revocations"]))
             }
         }
 
@@ -17,7 +49,7 @@ extension StorageTests {
             try withTemporaryStore { store, path throws in
                 #expect(try store.migrate() == [])
                 #expect(try SQLiteStore(path: path).migrate() == [])
-                #expect(try scalar("SELECT COUNT(*) FROM schema_migrations", in: path) == 1)
+                #expect(try scalar("SELECT COUNT(*) FROM schema_migrations", in: path) == 3)
             }
         }
 
@@ -27,7 +59,7 @@ extension StorageTests {
                 let connection = try SQLiteConnection(path: path, setup: "")
                 try connection.run("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)")
                 let error = #expect(throws: StoreError.self) { try store.migrate() }
-                #expect(error == .schemaTooNew(databaseVersion: 99, supportedVersion: 1))
+                #expect(error == .schemaTooNew(databaseVersion: 99, supportedVersion: 3))
                 #expect(error?.description.contains("newer than this build supports") == true)
             }
         }
@@ -36,8 +68,9 @@ extension StorageTests {
         func failingMigrationRollsBack() throws {
             try withTemporaryStore(migrated: false) { _, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
+                let next = SQLiteMigrations.all.count + 1
                 let migrations = SQLiteMigrations.all + [
-                    Migration(version: 2, sql: "CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);"),
+                    Migration(version: next, sql: "CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);"),
                 ]
                 let error = #expect(throws: StoreError.self) {
                     try SQLiteMigrator(connection: connection, migrations: migrations).migrate(now: t0)
@@ -46,10 +79,10 @@ extension StorageTests {
                     Issue.record("expected migrationFailed, got \(String(describing: error))")
                     return
                 }
-                #expect(version == 2)
+                #expect(version == next)
                 #expect(reason.contains("no_such_table"))
                 #expect(try !tableNames(in: path).contains("half_done"))
-                #expect(try scalar("SELECT MAX(version) FROM schema_migrations", in: path) == 1)
+                #expect(try scalar("SELECT MAX(version) FROM schema_migrations", in: path) == Int64(next - 1))
             }
         }
 

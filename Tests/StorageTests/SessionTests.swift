@@ -33,6 +33,25 @@ extension StorageTests {
             }
         }
 
+        @Test("deleteSessions(userID:) ends every session of that user, with their refresh tokens")
+        func deleteAllOfUser() throws {
+            try withTemporaryStore { store, path throws in
+                let userID = try userWithSessions("s", ["web", "app"], in: store)
+                try userWithSessions("other", ["other-web"], in: store)
+                try store.write { tx in
+                    try tx.insertSession(Session(idHash: "app-2", userID: userID, flow: "api", nonceVerified: false,
+                                                 createdAt: t0, expiresAt: t0 + 3600))
+                    try tx.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "app", userID: userID))
+                }
+                #expect(try store.write { try $0.deleteSessions(userID: userID) } == 3)
+                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 1)
+                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 0)
+                #expect(try store.read { try $0.session(idHash: "other-web", now: t0) } != nil)
+                #expect(try store.read { try $0.user(id: userID) } != nil)
+                #expect(try store.write { try $0.deleteSessions(userID: userID) } == 0)
+            }
+        }
+
         @Test("deleting the user deletes its sessions")
         func cascade() throws {
             try withTemporaryStore { store, path throws in

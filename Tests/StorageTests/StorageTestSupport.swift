@@ -47,6 +47,29 @@ func session(_ idHash: String, userID: Int64, createdAt: Date = t0, lifetime: Ti
             createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(lifetime))
 }
 
+func apiNonce(_ nonce: String, createdAt: Date = t0, lifetime: TimeInterval = 300) -> APINonce {
+    APINonce(nonce: nonce, createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(lifetime))
+}
+
+func refreshToken(_ tokenHash: String, family: String, sessionIDHash: String, userID: Int64,
+                  createdAt: Date = t0, lifetime: TimeInterval = 86_400) -> RefreshToken {
+    RefreshToken(tokenHash: tokenHash, familyID: family, sessionIDHash: sessionIDHash, userID: userID,
+                 createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(lifetime))
+}
+
+/// A new Apple user (by `sub`) with one session per hash; returns the user's id.
+@discardableResult
+func userWithSessions(_ sub: String, _ sessionIDHashes: [String], lifetime: TimeInterval = 86_400,
+                      in store: SQLiteStore) throws -> Int64 {
+    try store.write { tx in
+        let user = try tx.upsertAppleUser(appleProfile(sub: sub), now: t0).user
+        for idHash in sessionIDHashes {
+            try tx.insertSession(session(idHash, userID: user.id, lifetime: lifetime))
+        }
+        return user.id
+    }
+}
+
 struct Abort: Error {}
 
 /// Runs `body(index)` on `count` real threads released together, and waits for all.

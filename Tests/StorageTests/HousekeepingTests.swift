@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StorageTests {
+    @Suite("Housekeeping") struct Housekeeping {
+        @Test("deleteExpired removes expired nonces, identity token records, refresh tokens and old jtis only")
+        func newTables() throws {
+            try withTemporaryStore { store, path throws in
+                let userID = try userWithSessions("s", ["session-1"], lifetime: 86_400, in: store)
+                let retention = SQLiteTransaction.notificationRetention
+                try store.write { tx in
+                    try tx.insertAPINonce(apiNonce("old", lifetime: 60))
+                    try tx.insertAPINonce(apiNonce("fresh", lifetime: 600))
+                    _ = try tx.recordIdentityTokenUse(tokenHash: "old", expiresAt: t0 + 60, now: t0)
+                    _ = try tx.recordIdentityTokenUse(tokenHash: "fresh", expiresAt: t0 + 600, now: t0)
+                    try tx.insertRefreshToken(refreshToken("old", family: "f", sessionIDHash: "session-1", userID: userID, lifetime: 60))
+                    try tx.insertRefreshToken(refreshToken("fresh", family: "f", sessionIDHash: "session-1", userID: userID))
+                    _ = try tx.recordNotification(jti: "old", now: t0 + 60 - retention)
+                    _ = try tx.recordNotification(jti: "fresh", now: t0 + 61 - retention)
+                }
+                #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 4)
+                for table in ["api_nonces", "used_identity_tokens", "refresh_tokens"] {
+                    #expect(try scalar("SELECT COUNT(*) FROM \(table) WHERE \(table == "api_nonces" ? "nonce" : "token_hash") = 'fresh'",
+                                       in: path) == 1, "\(table)")
+                    #expect(try scalar("SELECT COUNT(*) FROM \(table)", in: path) == 1, "\(table)")
+                }
+                #expect(try store.write { try $0.recordNotification(jti: "old", now: t0 + 60) })
+                #expect(try !store.write { try $0.recordNotification(jti: "fresh", now: t0 + 60) })
+                #expect(try store.read { try $0.session(idHash: "session-1", now: t0 + 60) } != nil)
+            }
+        }
+
+        @Test("an expired session takes its refresh tokens with it (counted as one row)")
+        func sessionCascade() throws {
+            try withTemporaryStore { store, path throws in
+                let userID = try userWithSessions("s", ["short"], lifetime: 60, in: store)
+                try store.write {
+                    try $0.insertRefreshToken(refreshToken("r", family: "f", sessionIDHash: "short", userID: userID))
+                }
+                #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 1)
+                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StorageTests {
+    @Suite("Refresh tokens") struct RefreshTokens {
+        @Test("a token rotates once; presented again it is reported as reused")
+        func rotateThenReuse() throws {
+            try withTemporaryStore { store, _ throws in
+                let userID = try userWithSessions("s", ["session-1"], in: store)
+                let token = refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID)
+                try store.write { try $0.insertRefreshToken(token) }
+                var rotated = token
+                rotated.rotatedAt = t0 + 10
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r1", now: t0 + 10) } == .rotated(rotated))
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r1", now: t0 + 20) } == .reused(rotated))
+            }
+        }
+
+        @Test("an expired token, a token of an expired session and an unknown token do not rotate")
+        func notRotated() throws {
+            try withTemporaryStore { store, path throws in
+                let userID = try userWithSessions("s", ["long"], in: store)
+                let shortUserID = try userWithSessions("t", ["short"], lifetime: 60, in: store)
+                try store.write { tx in
+                    try tx.insertRefreshToken(refreshToken("old", family: "f", sessionIDHash: "long", userID: userID, lifetime: 60))
+                    try tx.insertRefreshToken(refreshToken("orphan", family: "g", sessionIDHash: "short", userID: shortUserID))
+                }
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "old", now: t0 + 60) } == .expired)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "orphan", now: t0 + 60) } == .expired)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "missing", now: t0) } == .unknown)
+                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens WHERE rotated_at IS NOT NULL", in: path) == 0)
+            }
+        }
+
+        @Test("8 threads on two stores rotating the same token: exactly one rotates it")
+        func concurrentRotation() throws {
+            try withTemporaryStore { first, path throws in
+                let second = try SQLiteStore(path: path)
+                let userID = try userWithSessions("s", ["session-1"], in: first)
+                try first.write {
+                    try $0.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID))
+                }
+                let outcomes = Collected<String>()
+                onThreads(8) { thread in
+                    let store = thread.isMultiple(of: 2) ? first : second
+                    do {
+                        switch try store.write({ try $0.rotateRefreshToken(tokenHash: "r1", now: t0 + 1) }) {
+                        case .rotated: outcomes.append("rotated")
+                        case .reused: outcomes.append("reused")
+                        case let other: outcomes.append("\(other)")
+                        }
+                    } catch {
+                        outcomes.append("error: \(error)")
+                    }
+                }
+                #expect(outcomes.all.filter { $0 == "rotated" }.count == 1)
+                #expect(outcomes.all.filter { $0 == "reused" }.count == 7)
+            }
+        }
+
+        @Test("revoking a family deletes its tokens and its session, and nothing else")
+        func revokeFamily() throws {
+            try withTemporaryStore { store, path throws in
+                let userID = try userWithSessions("s", ["phone", "tablet"], in: store)
+                try store.write { tx in
+                    try tx.insertRefreshToken(refreshToken("p1", family: "phone-family", sessionIDHash: "phone", userID: userID))
+                    try tx.insertRefreshToken(refreshToken("p2", family: "phone-family", sessionIDHash: "phone", userID: userID))
+                    try tx.insertRefreshToken(refreshToken("t1", family: "tablet-family", sessionIDHash: "tablet", userID: userID))
+                }
+                #expect(try store.write { try $0.revokeRefreshFamily("phone-family") } == 2)
+                #expect(try store.read { try $0.session(idHash: "phone", now: t0) } == nil)
+                #expect(try store.read { try $0.session(idHash: "tablet", now: t0) } != nil)
+                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 1)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "p2", now: t0) } == .unknown)
+                #expect(try store.write { try $0.revokeRefreshFamily("phone-family") } == 0)
+            }
+        }
+
+        @Test("a token for a missing session, or for a session of another user, is a conflict")
+        func sessionMustMatchUser() throws {
+            try withTemporaryStore { store, path throws in
+                let owner = try userWithSessions("owner", ["owner-session"], in: store)
+                let other = try userWithSessions("other", [], in: store)
+                for token in [refreshToken("r", family: "f", sessionIDHash: "owner-session", userID: other),
+                              refreshToken("r", family: "f", sessionIDHash: "missing", userID: owner)] {
+                    let error = #expect(throws: StoreError.self) { try store.write { try $0.insertRefreshToken(token) } }
+                    guard case .conflict = error else {
+                        Issue.record("expected conflict, got \(String(describing: error))")
+                        return
+                    }
+                }
+                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 0)
+            }
+        }
+
+        @Test("a duplicate token hash is a conflict")
+        func duplicate() throws {
+            try withTemporaryStore { store, _ throws in
+                let userID = try userWithSessions("s", ["session-1"], in: store)
+                let token = refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID)
+                try store.write { try $0.insertRefreshToken(token) }
+                let error = #expect(throws: StoreError.self) { try store.write { try $0.insertRefreshToken(token) } }
+                guard case .conflict = error else {
+                    Issue.record("expected conflict, got \(String(describing: error))")
+                    return
+                }
+            }
+        }
+    }
+}
