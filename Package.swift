@@ -25,10 +25,16 @@ let package = Package(
         .target(name: "Mustache"),
         .target(name: "Storage", dependencies: ["CSQLite"]),
         .target(name: "AppleID", dependencies: ["JOSE"]),
-        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JOSE", "Mustache"]),
+        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JOSE"]),
         .target(name: "Bridge", dependencies: ["HTTPServer", "JOSE", "AppleID", "Storage", "Mustache"]),
         .executableTarget(name: "apple-signin-bridge",
                           dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JOSE"]),
+
+        // Benchmarks (scripts/bench), not tests.
+        .executableTarget(name: "jose-bench", dependencies: ["JOSE"], path: "Benchmarks/jose-bench"),
+        .executableTarget(name: "bridge-bench",
+                          dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"],
+                          path: "Benchmarks/bridge-bench"),
 
         // Test helpers: a raw HTTP client, server launchers, HTML checks through libxml2.
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),

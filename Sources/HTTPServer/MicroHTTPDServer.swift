@@ -22,9 +22,16 @@ public final class HTTPServer: Sendable {
     private let boundPort = Atomic<Int>(0)
     public let configuration: ServerConfiguration
 
-    public init(configuration: ServerConfiguration, responder: some HTTPResponder, logger: Logger) {
+    /// What the listener answers on its own, before any responder runs (413 for an oversized body).
+    public typealias Refusal = @Sendable (_ path: String, _ status: Int, _ message: String) -> Response
+
+    public static let plainRefusal: Refusal = { _, status, message in .text(message + "\n", status: status) }
+
+    public init(configuration: ServerConfiguration, responder: some HTTPResponder, logger: Logger,
+                refusal: @escaping Refusal = HTTPServer.plainRefusal) {
         self.configuration = configuration
-        self.context = ServerContext(responder: responder, logger: logger, maxBodySize: configuration.maxBodySize)
+        self.context = ServerContext(responder: responder, logger: logger, maxBodySize: configuration.maxBodySize,
+                                     refusal: refusal)
     }
 
     /// The port actually listened on.
@@ -82,8 +89,10 @@ final class ServerContext: Sendable {
     /// How much of an oversized body is read and discarded before answering 413 mid-upload.
     let drainLimit: Int
     let inFlight = Atomic<Int>(0)
+    let refusal: HTTPServer.Refusal
 
-    init(responder: any HTTPResponder, logger: Logger, maxBodySize: Int) {
+    init(responder: any HTTPResponder, logger: Logger, maxBodySize: Int, refusal: @escaping HTTPServer.Refusal) {
+        self.refusal = refusal
         self.responder = responder
         self.logger = logger
         self.maxBodySize = maxBodySize
@@ -122,7 +131,7 @@ enum MicroHTTPDCallbacks {
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
             context.inFlight.add(1, ordering: .relaxed)
             if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
-                return answer(connection, pending, tooLarge(context.maxBodySize))
+                return answer(connection, pending, tooLarge(pending, context))
             }
             return .YES
         }
@@ -137,7 +146,7 @@ enum MicroHTTPDCallbacks {
                 // Keep reading (and discarding) a moderately oversized body so the client is not reset before
                 // it reads the 413; beyond the drain limit, answer at once and let the connection close.
                 pending.body = []
-                if pending.received > context.drainLimit { return answer(connection, pending, tooLarge(context.maxBodySize)) }
+                if pending.received > context.drainLimit { return answer(connection, pending, tooLarge(pending, context)) }
                 return .YES
             }
             if let uploadData {
@@ -146,7 +155,7 @@ enum MicroHTTPDCallbacks {
             return .YES
         }
         if pending.answered { return .YES }
-        if pending.received > context.maxBodySize { return answer(connection, pending, tooLarge(context.maxBodySize)) }
+        if pending.received > context.maxBodySize { return answer(connection, pending, tooLarge(pending, context)) }
 
         let request = Request(method: pending.method, path: pending.path, query: pending.query,
                               headers: pending.headers, body: pending.body, remoteAddress: pending.remoteAddress)
@@ -185,8 +194,8 @@ enum MicroHTTPDCallbacks {
         }
     }
 
-    static func tooLarge(_ limit: Int) -> Response {
-        Response.text("The request body is larger than \(limit) bytes.\n", status: 413)
+    static func tooLarge(_ pending: PendingRequest, _ context: ServerContext) -> Response {
+        context.refusal(pending.path, 413, "The request body is larger than \(context.maxBodySize) bytes.")
     }
 
     static func answer(_ connection: OpaquePointer, _ pending: PendingRequest, _ response: Response) -> MHD_Result {

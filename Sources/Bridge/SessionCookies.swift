@@ -1,0 +1,22 @@
+import HTTPServer
+import JOSE
+
+/// Names and shapes of the cookies this server sets.
+enum CookieNames {
+    /// The service's own session: SameSite=Lax, it is never needed on a cross-site request.
+    static let session = "asb_session"
+    /// Binds a login attempt to the browser that started it. One per attempt, so parallel tabs work.
+    static let bindingPrefix = "asb_bind_"
+    static let bindingPath = "/apple_redirect"
+
+    static func binding(forState state: String) -> String { bindingPrefix + String(state.prefix(16)) }
+}
+
+/// Random identifiers and their stored digests.
+enum Tokens {
+    /// 256 random bits, base64url.
+    static func random() -> String { Base64URL.encode(SecureRandom.bytes(32)) }
+
+    /// What is stored instead of a bearer secret.
+    static func digest(_ secret: String) -> String { SHA256.hexDigest(Array(secret.utf8)) }
+}

@@ -1,0 +1,167 @@
+import AppleID
+import AppleIDSimulator
+import Bridge
+import Foundation
+import HTTPServer
+
+let version = "0.1.0"
+
+let usage = """
+apple-signin-bridge \(version) — finishes Sign in with Apple for browsers, Android and hybrid apps.
+
+Usage:
+  apple-signin-bridge serve [--config FILE]     run the server (configuration from the environment; FILE adds keys)
+  apple-signin-bridge dev [--config FILE]       run with development defaults and the local Apple ID simulator
+  apple-signin-bridge verify-token TOKEN [--nonce N] [--code C] [--config FILE]
+                                                verify an identity token and print its claims or why it fails
+  apple-signin-bridge --help | --version
+
+Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRIDGE_DATABASE BRIDGE_SECRET_KEY
+  APPLE_SERVICES_ID APPLE_BUNDLE_IDS APPLE_TEAM_ID APPLE_KEY_ID APPLE_PRIVATE_KEY_PATH APPLE_ID_URL APPLE_ISSUER
+  APPLE_REQUIRE_CODE_EXCHANGE APPLE_JS_SDK — see README.md.
+"""
+
+/// Prints one line to standard error and exits with `code`.
+func fail(_ message: String, code: Int32 = 2) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(code)
+}
+
+struct Arguments {
+    var command = "serve"
+    var positional: [String] = []
+    var options: [String: String] = [:]
+
+    init(_ raw: [String]) {
+        var rest = raw[...]
+        if let first = rest.first, !first.hasPrefix("-") {
+            command = first
+            rest = rest.dropFirst()
+        }
+        while let argument = rest.popFirst() {
+            if argument == "--help" || argument == "-h" || argument == "--version" {
+                options[argument] = ""
+            } else if argument.hasPrefix("--") {
+                let parts = argument.dropFirst(2).split(separator: "=", maxSplits: 1)
+                if parts.count == 2 {
+                    options[String(parts[0])] = String(parts[1])
+                } else if let value = rest.popFirst() {
+                    options[String(parts[0])] = value
+                } else {
+                    fail("option \(argument) needs a value")
+                }
+            } else {
+                positional.append(argument)
+            }
+        }
+    }
+}
+
+let arguments = Arguments(Array(CommandLine.arguments.dropFirst()))
+if arguments.options["--help"] != nil || arguments.options["-h"] != nil || arguments.command == "help" {
+    print(usage)
+    exit(0)
+}
+if arguments.options["--version"] != nil || arguments.command == "version" {
+    print("apple-signin-bridge \(version)")
+    exit(0)
+}
+
+let environment = ProcessInfo.processInfo.environment
+let logger = Logger()
+
+func loadConfiguration(mode: RunMode, defaults: [String: String] = [:]) -> BridgeConfiguration {
+    do {
+        return try BridgeConfiguration.load(environment: environment, configFile: arguments.options["config"],
+                                            mode: mode, defaults: defaults)
+    } catch {
+        fail(error.description)
+    }
+}
+
+func resources() -> String {
+    guard let directory = ResourceLocator.find(explicit: arguments.options["resources"]) else {
+        fail("cannot find Templates/ and Public/: run from the project folder or pass --resources DIR")
+    }
+    return directory
+}
+
+/// Runs until SIGINT/SIGTERM, then shuts down gracefully and exits 0.
+func run(_ server: BridgeServer, extra: [HTTPServer] = []) -> Never {
+    do {
+        try server.start()
+    } catch {
+        fail("cannot start: \(error)", code: 1)
+    }
+    let configuration = server.app.configuration
+    logger.info("listening", ["address": "\(configuration.host):\(server.http.port)", "public_url": configuration.publicURL,
+                              "mode": configuration.mode.rawValue, "apple_id_url": configuration.appleIDURL])
+    let signal = ShutdownSignals.wait()
+    logger.info("shutting_down", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+    server.shutdown()
+    extra.forEach { $0.shutdown() }
+    logger.info("stopped")
+    exit(0)
+}
+
+switch arguments.command {
+case "serve":
+    ShutdownSignals.block()
+    let configuration = loadConfiguration(mode: .production)
+    do {
+        run(try BridgeServer(configuration: configuration, resourcesDirectory: resources(), logger: logger))
+    } catch {
+        fail(String(describing: error), code: 1)
+    }
+
+case "dev":
+    ShutdownSignals.block()
+    let port = Int(environment["BRIDGE_PORT"] ?? "8080") ?? 8080
+    var defaults = [
+        "APPLE_SERVICES_ID": "dev.applesigninbridge.web",
+        "APPLE_BUNDLE_IDS": "dev.applesigninbridge.app",
+    ]
+    let simulatorWanted = environment["APPLE_ID_URL"] == nil
+    let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
+    var simulatorServer: HTTPServer?
+    if simulatorWanted {
+        do {
+            let simulator = try AppleIDSimulator(logger: logger)
+            let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
+                                      responder: simulator, logger: logger)
+            try listener.start()
+            simulatorServer = listener
+            defaults["APPLE_ID_URL"] = "http://127.0.0.1:\(listener.port)"
+            logger.info("simulator_listening", ["url": "http://127.0.0.1:\(listener.port)"])
+        } catch {
+            fail("cannot start the Apple ID simulator on 127.0.0.1:\(simulatorPort): \(error)", code: 1)
+        }
+    }
+    let configuration = loadConfiguration(mode: .development, defaults: defaults)
+    do {
+        let server = try BridgeServer(configuration: configuration, resourcesDirectory: resources(), logger: logger)
+        print("AppleSignInBridge (development) — open \(configuration.publicURL)/login")
+        run(server, extra: simulatorServer.map { [$0] } ?? [])
+    } catch {
+        fail(String(describing: error), code: 1)
+    }
+
+case "verify-token":
+    guard let token = arguments.positional.first else { fail("usage: apple-signin-bridge verify-token TOKEN [--nonce N]") }
+    let configuration = loadConfiguration(mode: .development)
+    let keys = JWKSCache(url: configuration.appleIDURL + "/auth/keys", transport: URLSessionTransport())
+    let verifier = IdentityTokenVerifier(
+        policy: VerificationPolicy(issuers: configuration.issuers, servicesID: configuration.servicesID,
+                                   bundleIDs: configuration.bundleIDs), keys: keys)
+    do {
+        let identity = try verifier.verify(token, context: VerificationContext(
+            expectedNonce: arguments.options["nonce"], authorizationCode: arguments.options["code"]))
+        print(TokenReport.describe(identity))
+        exit(0)
+    } catch {
+        fail("invalid (\(error.code)): \(error.description)", code: 1)
+    }
+
+default:
+    fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
+}

@@ -1,0 +1,294 @@
+import AppleIDSimulator
+import Foundation
+import HTTPServer
+import JOSE
+import Testing
+import TestSupport
+
+/// Every way a callback can be wrong. After each: the right status, a page that says why in plain words,
+/// no session cookie, and no new user.
+@Suite("Callback rejections", .serialized)
+struct CallbackRejectionTests {
+    /// Opens a login in a fresh browser and posts `fields(login)` as Apple would.
+    func rejected(_ harness: BridgeHarness, status: Int, heading: String, reason: String? = nil,
+                  fields: (TestBrowser.LoginPage) throws -> [(String, String)]) throws {
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        let usersBefore = try harness.userCount()
+        let response = try browser.post("/apple_redirect", form: try fields(login))
+        #expect(response.status == status)
+        #expect(response.setCookieHeader("asb_session") == nil)
+        let page = HTMLDocument(response.text)
+        #expect(page.first("//h1")?.text.contains(heading) == true, "heading was: \(page.first("//h1")?.text ?? "none")")
+        if let reason { #expect(page.text.contains(reason), "page text: \(page.text)") }
+        #expect(!response.text.contains("eyJ"), "the page must not echo a token")
+        #expect(try harness.userCount() == usersBefore)
+        #expect(try browser.get("/session").status == 303)
+    }
+
+    let verifyHeading = "We could not verify your Apple sign-in"
+
+    func webToken(_ harness: BridgeHarness, _ login: TestBrowser.LoginPage, code: String? = nil,
+                  adjust: (inout IdentityTokenClaims) -> Void = { _ in }, header: [String: JSONValue] = [:]) throws -> String {
+        try harness.token(nonce: login.nonce, code: code, adjust: adjust, header: header)
+    }
+
+    @Test("alg none is refused before any crypto")
+    func algNone() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "algorithm \"none\"") { login in
+            let header = Base64URL.encode(Array(#"{"alg":"none","kid":"x"}"#.utf8))
+            let claims = Base64URL.encode(Array("{\"iss\":\"https://appleid.apple.com\",\"aud\":\"\(BridgeHarness.servicesID)\",\"sub\":\"evil\",\"nonce\":\"\(login.nonce)\",\"exp\":\(Int(Date().timeIntervalSince1970) + 600),\"iat\":\(Int(Date().timeIntervalSince1970))}".utf8))
+            return [("state", login.state), ("id_token", "\(header).\(claims).")]
+        }
+    }
+
+    @Test("HS256 signed with Apple's public key is refused")
+    func hs256KeyConfusion() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "algorithm \"HS256\"") { login in
+            let jwks = harness.simulator.jwks.serialized()
+            let header = Base64URL.encode(Array("{\"alg\":\"HS256\",\"kid\":\"\(harness.simulator.currentKeyID)\"}".utf8))
+            let claims = Base64URL.encode(Array("{\"iss\":\"https://appleid.apple.com\",\"aud\":\"\(BridgeHarness.servicesID)\",\"sub\":\"evil\",\"nonce\":\"\(login.nonce)\",\"exp\":\(Int(Date().timeIntervalSince1970) + 600),\"iat\":\(Int(Date().timeIntervalSince1970))}".utf8))
+            let mac = HMACSHA256.authenticate(key: Array(jwks.utf8), message: Array("\(header).\(claims)".utf8))
+            return [("state", login.state), ("id_token", "\(header).\(claims).\(Base64URL.encode(mac))")]
+        }
+    }
+
+    @Test("a bad signature is refused")
+    func badSignature() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "signature") { login in
+            let token = try webToken(harness, login)
+            var parts = token.split(separator: ".").map(String.init)
+            var signature = Base64URL.decode(parts[2])!
+            signature[10] ^= 0x01
+            parts[2] = Base64URL.encode(signature)
+            return [("state", login.state), ("id_token", parts.joined(separator: "."))]
+        }
+    }
+
+    @Test("a signature over altered claims is refused")
+    func alteredClaims() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "signature") { login in
+            let token = try webToken(harness, login)
+            let other = try webToken(harness, login) { $0.subject = "someone.else" }
+            let parts = token.split(separator: ".")
+            let otherParts = other.split(separator: ".")
+            return [("state", login.state), ("id_token", "\(parts[0]).\(otherParts[1]).\(parts[2])")]
+        }
+    }
+
+    @Test("an unknown kid is refused after one re-fetch of Apple's keys")
+    func unknownKid() throws {
+        let harness = try BridgeHarness()
+        #expect(try TestBrowser(harness).signIn().status == 303)
+        let fetchesBefore = harness.simulator.jwksFetchCount
+        harness.clock.advance(31)
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "not one of Apple's published keys") { login in
+            [("state", login.state), ("id_token", try webToken(harness, login, header: ["kid": .string("unknown-kid")]))]
+        }
+        #expect(harness.simulator.jwksFetchCount == fetchesBefore + 1)
+    }
+
+    @Test("a wrong issuer is refused")
+    func wrongIssuer() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "not Apple") { login in
+            [("state", login.state), ("id_token", try webToken(harness, login) { $0.issuer = "https://evil.example" })]
+        }
+    }
+
+    @Test("a token for another client is refused")
+    func wrongAudience() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "not this service") { login in
+            [("state", login.state), ("id_token", try webToken(harness, login) { $0.audience = "com.other.web" })]
+        }
+    }
+
+    @Test("an expired token is refused")
+    func expired() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "expired") { login in
+            [("state", login.state), ("id_token", try webToken(harness, login) {
+                $0.issuedAt = Date().addingTimeInterval(-900)
+                $0.expiresIn = 600
+            })]
+        }
+    }
+
+    @Test("a token issued in the future is refused")
+    func issuedInFuture() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "future") { login in
+            [("state", login.state), ("id_token", try webToken(harness, login) { $0.issuedAt = Date().addingTimeInterval(300) })]
+        }
+    }
+
+    @Test("a token without a subject is refused")
+    func missingSubject() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "no subject") { login in
+            [("state", login.state), ("id_token", try webToken(harness, login) { $0.removed = ["sub"] })]
+        }
+    }
+
+    @Test("a nonce of another sign-in is refused")
+    func nonceMismatch() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "nonce does not match") { login in
+            [("state", login.state), ("id_token", try harness.token(nonce: "another-nonce"))]
+        }
+    }
+
+    @Test("a Services-ID token without a nonce is refused")
+    func servicesIDWithoutNonce() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "no nonce") { login in
+            [("state", login.state), ("id_token", try harness.token(nonce: nil))]
+        }
+    }
+
+    @Test("a c_hash that does not match the code is refused")
+    func codeHashMismatch() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "c_hash") { login in
+            [("state", login.state), ("code", "the-real-code"), ("id_token", try webToken(harness, login, code: "another-code"))]
+        }
+    }
+
+    @Test("a garbage token is refused")
+    func garbageToken() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "malformed") { login in
+            [("state", login.state), ("id_token", "this-is-not-a-token")]
+        }
+    }
+
+    @Test("a replayed state is refused and the first session stands")
+    func replayedState() throws {
+        let harness = try BridgeHarness()
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        let fields = try browser.authorizeAtApple(login)
+        let cookies = browser.cookieHeader(for: "/apple_redirect")
+        #expect(try browser.post("/apple_redirect", form: fields).status == 303)
+        let replay = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+                                               headers: [("Content-Type", "application/x-www-form-urlencoded")] + cookies,
+                                               body: FormFields(fields).urlEncoded)
+        #expect(replay.status == 400)
+        #expect(replay.setCookieHeader("asb_session") == nil)
+        #expect(HTMLDocument(replay.text).text.contains("already used"))
+        #expect(try harness.userCount() == 1)
+    }
+
+    @Test("concurrent posts of one callback: exactly one session")
+    func concurrentCallbacks() throws {
+        let harness = try BridgeHarness()
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        let fields = try browser.authorizeAtApple(login)
+        let headers = [("Content-Type", "application/x-www-form-urlencoded")] + browser.cookieHeader(for: "/apple_redirect")
+        let body = FormFields(fields).urlEncoded
+        let statuses = StatusList()
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            let response = try? RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+                                                      headers: headers, body: body)
+            statuses.append(response?.status ?? 0)
+        }
+        #expect(statuses.values.filter { $0 == 303 }.count == 1)
+        #expect(statuses.values.filter { $0 == 400 }.count == 5)
+    }
+
+    @Test("a state started in another browser is refused with 403")
+    func otherBrowser() throws {
+        let harness = try BridgeHarness()
+        let victim = TestBrowser(harness)
+        let login = try victim.openLogin()
+        let fields = try victim.authorizeAtApple(login)
+        let attacker = TestBrowser(harness)
+        _ = try attacker.openLogin()  // the attacker's browser has a binding cookie of its own
+        let response = try attacker.post("/apple_redirect", form: fields)
+        #expect(response.status == 403)
+        #expect(HTMLDocument(response.text).text.contains("another browser"))
+        #expect(try harness.userCount() == 0)
+        // The victim can still finish: nothing was consumed.
+        #expect(try victim.post("/apple_redirect", form: fields).status == 303)
+    }
+
+    @Test("a forged binding cookie is refused with 403")
+    func forgedBindingCookie() throws {
+        let harness = try BridgeHarness()
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        let fields = try browser.authorizeAtApple(login)
+        let name = try #require(browser.cookies.keys.first { $0.hasPrefix("asb_bind_") })
+        let response = try RawHTTPClient.request(
+            port: harness.port, method: "POST", path: "/apple_redirect",
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "\(name)=forged")],
+            body: FormFields(fields).urlEncoded)
+        #expect(response.status == 403)
+    }
+
+    @Test("a cancelled sign-in shows a friendly page and writes nothing")
+    func cancelled() throws {
+        let harness = try BridgeHarness()
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        let fields = try browser.authorizeAtApple(login, cancel: true)
+        #expect(fields.value("error") == "user_cancelled_authorize")
+        let response = try browser.post("/apple_redirect", form: fields)
+        #expect(response.status == 200)
+        let page = HTMLDocument(response.text)
+        #expect(page.first("//h1")?.text.contains("Sign-in cancelled") == true)
+        #expect(page.first("//a[@href='/login']") != nil)
+        #expect(response.setCookieHeader("asb_session") == nil)
+        #expect(try harness.userCount() == 0)
+    }
+
+    @Test("missing, unknown and expired states are refused with 400")
+    func badStates() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 400, heading: "cannot be finished") { login in
+            [("id_token", try webToken(harness, login))]
+        }
+        try rejected(harness, status: 400, heading: "cannot be finished") { login in
+            [("state", "made-up-state"), ("id_token", try webToken(harness, login))]
+        }
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        let fields = try browser.authorizeAtApple(login)
+        harness.clock.advance(601)
+        let response = try browser.post("/apple_redirect", form: fields)
+        #expect(response.status == 400)
+        #expect(HTMLDocument(response.text).first("//h1")?.text.contains("expired") == true)
+        #expect(try harness.userCount() == 0)
+    }
+
+    @Test("an oversized body is refused with 413")
+    func oversizedBody() throws {
+        let harness = try BridgeHarness()
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        let response = try browser.post("/apple_redirect", form: [("state", login.state), ("id_token", String(repeating: "a", count: 70_000))])
+        #expect(response.status == 413)
+        #expect(try harness.userCount() == 0)
+    }
+
+    @Test("a JSON body on the form callback is refused with 415")
+    func wrongContentType() throws {
+        let harness = try BridgeHarness()
+        let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+                                                 headers: [("Content-Type", "application/json")], body: "{\"state\":\"x\"}")
+        #expect(response.status == 415)
+    }
+}
+
+final class StatusList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Int] = []
+    func append(_ status: Int) { lock.lock(); stored.append(status); lock.unlock() }
+    var values: [Int] { lock.lock(); defer { lock.unlock() }; return stored }
+}

@@ -1,0 +1,137 @@
+import Bridge
+import Foundation
+import Testing
+import TestSupport
+
+/// The built `apple-signin-bridge` binary, beside the test bundle in the build folder.
+func executablePath() throws -> String {
+    var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    while url.path != "/" {
+        let candidate = url.appendingPathComponent("apple-signin-bridge").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        url.deleteLastPathComponent()
+    }
+    let fallback = packageRoot + "/.build/debug/apple-signin-bridge"
+    guard FileManager.default.isExecutableFile(atPath: fallback) else { throw TestFailure("apple-signin-bridge is not built") }
+    return fallback
+}
+
+/// Runs the executable with exactly `environment`, returning exit status and both outputs.
+final class RunningProcess {
+    let process = Process()
+    let output = Pipe()
+    let errors = Pipe()
+
+    init(_ arguments: [String], environment: [String: String], directory: String = packageRoot) throws {
+        process.executableURL = URL(fileURLWithPath: try executablePath())
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { current, _ in current }
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    func wait() -> (status: Int32, output: String, errors: String) {
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+}
+
+@Suite("The apple-signin-bridge executable", .serialized)
+struct ExecutableTests {
+    func validEnvironment(port: Int, directory: String) -> [String: String] {
+        [
+            "BRIDGE_PORT": String(port), "BRIDGE_DATABASE": "sqlite:\(directory)/bridge.sqlite3",
+            "BRIDGE_SECRET_KEY": Data(repeating: 7, count: 32).base64EncodedString(),
+            // Loopback with nothing listening: tests never reach out to the real Apple.
+            "APPLE_SERVICES_ID": "com.example.web", "APPLE_ID_URL": "https://127.0.0.1:9",
+        ]
+    }
+
+    func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("exe-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test("--version and --help answer and exit 0")
+    func versionAndHelp() throws {
+        let version = try RunningProcess(["--version"], environment: [:]).wait()
+        #expect(version.status == 0)
+        #expect(version.output.hasPrefix("apple-signin-bridge "))
+        let help = try RunningProcess(["--help"], environment: [:]).wait()
+        #expect(help.status == 0)
+        #expect(help.output.contains("serve"))
+        #expect(help.output.contains("verify-token"))
+    }
+
+    @Test("a malformed setting stops start-up with one line naming the key", arguments: [
+        ("BRIDGE_PORT", "eighty", "configuration error: BRIDGE_PORT"),
+        ("BRIDGE_SECRET_KEY", "c2hvcnQ=", "configuration error: BRIDGE_SECRET_KEY"),
+        ("BRIDGE_DATABASE", "mysql://db", "configuration error: BRIDGE_DATABASE"),
+        ("APPLE_ID_URL", "http://appleid.example", "configuration error: APPLE_ID_URL"),
+        ("APPLE_JS_SDK", "maybe", "configuration error: APPLE_JS_SDK"),
+        ("APPLE_TEAM_ID", "ABCDE12345", "configuration error: APPLE_KEY_ID"),
+    ])
+    func configurationErrors(key: String, value: String, expected: String) throws {
+        var environment = validEnvironment(port: freeLoopbackPort(), directory: try temporaryDirectory())
+        environment[key] = value
+        let result = try RunningProcess(["serve"], environment: environment).wait()
+        #expect(result.status != 0)
+        let lines = result.errors.split(separator: "\n")
+        #expect(lines.count == 1, "stderr: \(result.errors)")
+        #expect(lines.first?.hasPrefix(expected) == true, "stderr: \(result.errors)")
+    }
+
+    @Test("a missing secret key stops `serve` with one line naming it")
+    func missingSecret() throws {
+        var environment = validEnvironment(port: freeLoopbackPort(), directory: try temporaryDirectory())
+        environment["BRIDGE_SECRET_KEY"] = nil
+        let result = try RunningProcess(["serve"], environment: environment).wait()
+        #expect(result.status != 0)
+        #expect(result.errors.hasPrefix("configuration error: BRIDGE_SECRET_KEY is missing"))
+    }
+
+    @Test("--config FILE adds keys; the environment wins")
+    func configFile() throws {
+        let directory = try temporaryDirectory()
+        let file = directory + "/bridge.env"
+        try "# settings\nBRIDGE_PORT=notaport\nAPPLE_JS_SDK=perhaps\n".write(toFile: file, atomically: true, encoding: .utf8)
+        var environment = validEnvironment(port: freeLoopbackPort(), directory: directory)
+        let result = try RunningProcess(["serve", "--config", file], environment: environment).wait()
+        #expect(result.errors.hasPrefix("configuration error: APPLE_JS_SDK"), "stderr: \(result.errors)")
+        environment["APPLE_JS_SDK"] = "0"
+        try "TYPO_KEY=1\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let typo = try RunningProcess(["serve", "--config", file], environment: environment).wait()
+        #expect(typo.errors.hasPrefix("configuration error: TYPO_KEY"), "stderr: \(typo.errors)")
+    }
+
+    @Test("serve answers /healthz, logs without secrets, and exits 0 on SIGTERM")
+    func serveAndTerminate() throws {
+        let directory = try temporaryDirectory()
+        let port = freeLoopbackPort()
+        let running = try RunningProcess(["serve"], environment: validEnvironment(port: port, directory: directory))
+        var health: RawHTTPResponse?
+        for _ in 0..<100 where health == nil {
+            health = try? RawHTTPClient.request(port: port, path: "/healthz")
+            if health == nil { usleep(50_000) }
+        }
+        #expect(health?.status == 200)
+        #expect(health?.text == "{\"status\":\"ok\"}")
+        _ = try? RawHTTPClient.request(port: port, method: "POST", path: "/apple_redirect?state=s3cr3t-state&id_token=eyJsecret",
+                                       headers: [("Cookie", "asb_session=cookie-secret")])
+        kill(running.process.processIdentifier, SIGTERM)
+        let result = running.wait()
+        #expect(result.status == 0)
+        #expect(result.errors.contains("event=listening"))
+        #expect(result.errors.contains("event=request method=GET path=/healthz status=200"))
+        #expect(result.errors.contains("path=/apple_redirect"))
+        #expect(!result.errors.contains("s3cr3t-state"))
+        #expect(!result.errors.contains("eyJsecret"))
+        #expect(!result.errors.contains("cookie-secret"))
+        #expect(FileManager.default.fileExists(atPath: directory + "/bridge.sqlite3"))
+    }
+}

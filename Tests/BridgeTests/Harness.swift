@@ -1,0 +1,230 @@
+import AppleID
+import AppleIDSimulator
+import Bridge
+import Foundation
+import HTTPServer
+import JOSE
+import Storage
+import Synchronization
+import TestSupport
+
+/// The package root, found from this file, so tests use the real Templates/ and Public/.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+
+/// A clock tests can move forward; it starts at real time because the simulator signs with real time.
+final class TestClock: Sendable {
+    private let offset = Mutex<TimeInterval>(0)
+    func advance(_ seconds: TimeInterval) { offset.withLock { $0 += seconds } }
+    var clock: AppleID.Clock { Clock { [self] in Date().addingTimeInterval(offset.withLock { $0 }) } }
+}
+
+/// A free loopback port, so the public URL (and thus redirect_uri) is known before the server starts.
+func freeLoopbackPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+            bind(fd, pointer, length)
+            return getsockname(fd, pointer, &length)
+        }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// The real server and the Apple ID simulator, each listening on loopback, with a fresh SQLite file.
+final class BridgeHarness: @unchecked Sendable {  // immutable after init
+    static let servicesID = "com.example.web"
+    static let bundleID = "com.example.app"
+
+    let simulator: AppleIDSimulator
+    let simulatorHTTP: HTTPServer
+    let server: BridgeServer
+    let clock = TestClock()
+    let directory: String
+    let databasePath: String
+    var port: Int { server.http.port }
+    var simulatorPort: Int { simulatorHTTP.port }
+    var app: BridgeApp { server.app }
+
+    init(_ settings: [String: String] = [:], startSimulator: Bool = true, apiRequestsPerMinute: Int = 6000) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        databasePath = directory + "/bridge.sqlite3"
+        simulator = try AppleIDSimulator()
+        // A simulator not started yet still has its port reserved, so it can come up later ("Apple is back").
+        let reserved = startSimulator ? 0 : freeLoopbackPort()
+        simulatorHTTP = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: reserved),
+                                   responder: simulator, logger: .silent)
+        if startSimulator { try simulatorHTTP.start() }
+        let simulatorURL = "http://127.0.0.1:\(startSimulator ? simulatorHTTP.port : reserved)"
+        let port = freeLoopbackPort()
+        var values = [
+            "BRIDGE_PORT": String(port), "BRIDGE_PUBLIC_URL": "http://127.0.0.1:\(port)",
+            "BRIDGE_DATABASE": "sqlite:\(databasePath)",
+            "BRIDGE_SECRET_KEY": Data(SecureRandom.bytes(32)).base64EncodedString(),
+            "APPLE_SERVICES_ID": Self.servicesID, "APPLE_BUNDLE_IDS": Self.bundleID, "APPLE_ID_URL": simulatorURL,
+        ]
+        values.merge(settings) { _, new in new }
+        let configuration = try BridgeConfiguration(values: values, mode: .development)
+        server = try BridgeServer(configuration: configuration, resourcesDirectory: packageRoot,
+                                  transport: URLSessionTransport(timeout: 2), clock: clock.clock, logger: .silent,
+                                  apiRequestsPerMinute: apiRequestsPerMinute)
+        try server.start()
+    }
+
+    deinit {
+        server.shutdown()
+        simulatorHTTP.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func userCount() throws -> Int { try app.store.read { try $0.countUsers() } }
+
+    /// A token signed by the simulator's current key, Apple-shaped, for the web client unless told otherwise.
+    func token(audience: String = BridgeHarness.servicesID, subject: String = "001234.test.user", nonce: String?,
+               code: String? = nil, adjust: (inout IdentityTokenClaims) -> Void = { _ in },
+               header: [String: JSONValue] = [:]) throws -> String {
+        var claims = IdentityTokenClaims(audience: audience, subject: subject, nonce: nonce, code: code,
+                                         email: "user@example.com")
+        adjust(&claims)
+        return try simulator.mintIdentityToken(claims, headerOverrides: header)
+    }
+}
+
+/// JSON API calls as an app makes them.
+extension BridgeHarness {
+    func api(_ path: String, method: String = "POST", json: String? = nil, bearer: String? = nil,
+             contentType: String = "application/json") throws -> (status: Int, body: JSONValue, raw: RawHTTPResponse) {
+        var headers: [(String, String)] = []
+        if json != nil { headers.append(("Content-Type", contentType)) }
+        if let bearer { headers.append(("Authorization", "Bearer \(bearer)")) }
+        let response = try RawHTTPClient.request(port: port, method: method, path: path, headers: headers,
+                                                 body: json.map { Array($0.utf8) })
+        let body = (try? JSONValue.parse(response.body)) ?? .null
+        return (response.status, body, response)
+    }
+
+    /// `{"k": "v", …}` with proper escaping.
+    func json(_ fields: [String: JSONValue]) -> String { JSONValue.object(fields).serialized() }
+}
+
+/// A browser: a cookie jar that honours cookie paths, and the steps a person takes.
+final class TestBrowser {
+    struct StoredCookie { var value: String; var path: String }
+
+    let harness: BridgeHarness
+    private(set) var cookies: [String: StoredCookie] = [:]
+
+    init(_ harness: BridgeHarness) { self.harness = harness }
+
+    struct LoginPage {
+        var state: String
+        var nonce: String
+        var authorizeURL: String
+        var document: HTMLDocument
+    }
+
+    func cookieHeader(for path: String) -> [(String, String)] {
+        let matching = cookies.filter { path.hasPrefix($0.value.path) }.map { "\($0.key)=\($0.value.value)" }
+        return matching.isEmpty ? [] : [("Cookie", matching.sorted().joined(separator: "; "))]
+    }
+
+    func remember(_ response: RawHTTPResponse) {
+        for header in response.headerValues("Set-Cookie") {
+            let parts = header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let first = parts.first, let equals = first.firstIndex(of: "=") else { continue }
+            let name = String(first[..<equals])
+            let value = String(first[first.index(after: equals)...])
+            let path = parts.first { $0.lowercased().hasPrefix("path=") }.map { String($0.dropFirst(5)) } ?? "/"
+            if value.isEmpty || parts.contains(where: { $0.lowercased() == "max-age=0" }) {
+                cookies[name] = nil
+            } else {
+                cookies[name] = StoredCookie(value: value, path: path)
+            }
+        }
+    }
+
+    func forget(_ name: String) { cookies[name] = nil }
+    func set(_ name: String, _ cookie: StoredCookie) { cookies[name] = cookie }
+    func forgetBindingCookies() { cookies = cookies.filter { !$0.key.hasPrefix("asb_bind_") } }
+
+    @discardableResult
+    func get(_ path: String) throws -> RawHTTPResponse {
+        let response = try RawHTTPClient.request(port: harness.port, path: path, headers: cookieHeader(for: path))
+        remember(response)
+        return response
+    }
+
+    @discardableResult
+    func post(_ path: String, form: [(String, String)], extraHeaders: [(String, String)] = []) throws -> RawHTTPResponse {
+        let body = FormFields(form).urlEncoded
+        let response = try RawHTTPClient.request(
+            port: harness.port, method: "POST", path: path,
+            headers: [("Content-Type", "application/x-www-form-urlencoded")] + cookieHeader(for: path) + extraHeaders,
+            body: body)
+        remember(response)
+        return response
+    }
+
+    func openLogin() throws -> LoginPage {
+        let response = try get("/login")
+        let document = HTMLDocument(response.text)
+        guard response.status == 200, let link = document.first("//a[@id='apple-signin']"),
+              let href = link.attributes["href"], let state = link.attributes["data-state"],
+              let nonce = link.attributes["data-nonce"] else {
+            throw TestFailure("login page without a sign-in link: \(response.status)")
+        }
+        return LoginPage(state: state, nonce: nonce, authorizeURL: href, document: document)
+    }
+
+    /// Goes through the simulator's consent page like a person, returning the fields it auto-posts back.
+    func authorizeAtApple(_ login: LoginPage, user: SimulatedUser = .ada, hideEmail: Bool = false,
+                          cancel: Bool = false) throws -> [(String, String)] {
+        guard let url = URLComponents(string: login.authorizeURL), let path = url.path.isEmpty ? nil : url.path else {
+            throw TestFailure("bad authorize URL")
+        }
+        let page = try RawHTTPClient.request(port: harness.simulatorPort, path: path + "?" + (url.percentEncodedQuery ?? ""))
+        guard page.status == 200 else { throw TestFailure("authorize page answered \(page.status): \(page.text)") }
+        let consent = HTMLDocument(page.text)
+        var fields = consent.formFields().filter { $0.name != "user" && $0.name != "email_choice" && $0.name != "action" }
+            .map { ($0.name, $0.value) }
+        fields += [("user", user.sub), ("email_choice", hideEmail ? "hide" : "share"), ("action", cancel ? "cancel" : "continue")]
+        let action = consent.first("//form")?.attributes["action"] ?? "/auth/authorize"
+        let posted = try RawHTTPClient.request(port: harness.simulatorPort, method: "POST", path: action,
+                                               headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                               body: FormFields(fields).urlEncoded)
+        let autoPost = HTMLDocument(posted.text)
+        guard let form = autoPost.first("//form"), form.attributes["action"] == harness.app.configuration.redirectURI else {
+            throw TestFailure("simulator did not auto-post to the redirect URI: \(posted.text)")
+        }
+        return autoPost.formFields().map { ($0.name, $0.value) }
+    }
+
+    /// The whole web sign-in; returns the callback's response.
+    func signIn(user: SimulatedUser = .ada, hideEmail: Bool = false) throws -> RawHTTPResponse {
+        let login = try openLogin()
+        let fields = try authorizeAtApple(login, user: user, hideEmail: hideEmail)
+        return try post("/apple_redirect", form: fields)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension [(String, String)] {
+    func value(_ name: String) -> String? { first { $0.0 == name }?.1 }
+
+    func replacing(_ name: String, with value: String?) -> [(String, String)] {
+        var result = filter { $0.0 != name }
+        if let value { result.append((name, value)) }
+        return result
+    }
+}
