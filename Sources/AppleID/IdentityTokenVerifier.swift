@@ -29,11 +29,15 @@ public struct VerificationContext: Sendable {
     public var authorizationCode: String?
     /// Refuse a token without a nonce even when its audience is a bundle ID.
     public var requireNonce: Bool
+    /// False for the id_token of Apple's token endpoint, which carries no nonce; every other rule still applies.
+    public var checkNonce: Bool = true
 
-    public init(expectedNonce: String? = nil, authorizationCode: String? = nil, requireNonce: Bool = false) {
+    public init(expectedNonce: String? = nil, authorizationCode: String? = nil, requireNonce: Bool = false,
+                checkNonce: Bool = true) {
         self.expectedNonce = expectedNonce
         self.authorizationCode = authorizationCode
         self.requireNonce = requireNonce
+        self.checkNonce = checkNonce
     }
 }
 
@@ -93,8 +97,10 @@ public final class IdentityTokenVerifier: Sendable {
 
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else { throw .missingSubject }
 
-        let nonceVerified = try checkNonce(claims["nonce"]?.stringValue, expected: context.expectedNonce,
-                                           required: isServicesID || context.requireNonce)
+        let nonceVerified = try context.checkNonce
+            ? checkNonce(claims["nonce"]?.stringValue, expected: context.expectedNonce,
+                         required: isServicesID || context.requireNonce)
+            : false
 
         if let code = context.authorizationCode, !code.isEmpty, let codeHash = claims["c_hash"]?.stringValue {
             let digest = SHA256.hash(Array(code.utf8))
