@@ -44,6 +44,7 @@ let package = Package(
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "AppleIDTests", dependencies: ["AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"]),
         .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JOSE"]),
         .testTarget(name: "BridgeTests",
                     dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "Storage", "TestSupport"]),

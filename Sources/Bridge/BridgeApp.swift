@@ -19,6 +19,11 @@ public final class BridgeApp: Sendable {
     let secretKey: [UInt8]
     let accessTokens: AccessTokens
     let apiRateLimiter: RateLimiter
+    let vault: AppleTokenVault
+    /// Nil unless APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are set.
+    public let clientSecrets: ClientSecretProvider?
+    let appleTokens: AppleTokenClient?
+    let notifications: NotificationVerifier
 
     public static let loginAttemptLifetime: TimeInterval = 600
     public static let sessionLifetime: TimeInterval = 7 * 86_400
@@ -45,6 +50,24 @@ public final class BridgeApp: Sendable {
             policy: VerificationPolicy(issuers: configuration.issuers, servicesID: configuration.servicesID,
                                        bundleIDs: configuration.bundleIDs),
             keys: keys, clock: clock)
+        vault = AppleTokenVault(secretKey: secretKey)
+        notifications = NotificationVerifier(keys: keys, issuers: configuration.issuers,
+                                             clientIDs: configuration.clientIDs, clock: clock)
+        if let teamID = configuration.teamID, let keyID = configuration.keyID, let path = configuration.privateKeyPath {
+            let key: AppleClientKey
+            do {
+                key = try AppleClientKey.load(teamID: teamID, keyID: keyID, path: path)
+            } catch {
+                throw ConfigurationError("APPLE_PRIVATE_KEY_PATH", error.description)
+            }
+            let secrets = ClientSecretProvider(key: key, clock: clock)
+            clientSecrets = secrets
+            appleTokens = AppleTokenClient(baseURL: configuration.appleIDURL, transport: transport, secrets: secrets,
+                                           verifier: verifier)
+        } else {
+            clientSecrets = nil
+            appleTokens = nil
+        }
     }
 
     public func makeResponder() -> some HTTPResponder {
@@ -59,6 +82,9 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/api/auth/refresh") { [self] in try apiRefresh($0) }
         router.add("POST", "/api/auth/logout") { [self] in try apiLogout($0) }
         router.add("GET", "/api/me") { [self] in try apiMe($0) }
+        router.add("DELETE", "/api/me") { [self] in try apiDeleteMe($0) }
+        router.add("POST", "/account/delete") { [self] in try accountDelete($0) }
+        router.add("POST", "/apple/notifications") { [self] in try appleNotification($0) }
         router.add("GET", "/healthz") { _ in .json("{\"status\":\"ok\"}") }
         router.add("GET", "/metrics") { [self] _ in
             var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)]))
@@ -158,7 +184,7 @@ struct ErrorPages<Next: HTTPResponder>: HTTPResponder {
     }
 
     func respond(to request: Request) throws -> Response {
-        if request.path.hasPrefix("/api/") { return try JSONErrors(next: next).respond(to: request) }
+        if Self.wantsJSON(request.path) { return try JSONErrors(next: next).respond(to: request) }
         do {
             return try next.respond(to: request)
         } catch let error as HTTPError {
@@ -167,6 +193,9 @@ struct ErrorPages<Next: HTTPResponder>: HTTPResponder {
             return page(status: error.status, message: error.message, request: request, headers: error.headers)
         }
     }
+
+    /// The JSON API and Apple's server-to-server endpoint answer in JSON; everything else is for people.
+    static func wantsJSON(_ path: String) -> Bool { path.hasPrefix("/api/") || path.hasPrefix("/apple/") }
 
     func page(status: Int, message: String, request: Request, headers: HTTPHeaders) -> Response {
         if request.path.hasPrefix("/public/") || request.path == "/healthz" || request.path == "/metrics" {
@@ -181,7 +210,7 @@ struct ErrorPages<Next: HTTPResponder>: HTTPResponder {
     /// What the HTTP layer answers itself (e.g. 413 before the body is read), shaped the same way.
     static func refusal(pages: Pages) -> @Sendable (String, Int, String) -> Response {
         { path, status, message in
-            if path.hasPrefix("/api/") {
+            if wantsJSON(path) {
                 return APIError(status, JSONErrors<Router>.code(for: status), message).response
             }
             return pages.error(status: status, heading: HTTPError.reasonPhrase(status), message: message, retryURL: nil)

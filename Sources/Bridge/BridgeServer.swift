@@ -33,10 +33,12 @@ public final class BridgeServer {
         listener.port = configuration.port
         http = HTTPServer(configuration: listener, responder: app.makeResponder(), logger: logger,
                           refusal: app.refusalResponse)
-        sweeper = Thread { [store] in
+        // Housekeeping: expired rows, and Apple revocations that failed before (retried with backoff).
+        sweeper = Thread { [store, app] in
             while !Thread.current.isCancelled {
-                Thread.sleep(forTimeInterval: 60)
+                Thread.sleep(forTimeInterval: 30)
                 _ = try? store.write { try $0.deleteExpired(now: clock.now) }
+                app.processDueRevocations()
             }
         }
     }

@@ -53,6 +53,13 @@ extension BridgeApp {
             throw APIError(401, "subject_mismatch", "The user identifier sent with the request is not the token's subject.")
         }
 
+        let exchange = exchangeCode(code, identity: identity, flow: .api)
+        if !exchangeAllowsSignIn(exchange) {
+            if case .failed(.unreachable) = exchange {
+                throw APIError(503, "code_exchange_unavailable", "Apple could not be reached to confirm the authorization code; try again.")
+            }
+            throw APIError(401, "code_exchange_failed", "Apple did not accept the authorization code (expired, used, or for another app).")
+        }
         let now = clock.now
         let sessionID = Tokens.random()
         let refresh = Tokens.random()
@@ -69,6 +76,7 @@ extension BridgeApp {
             }
             try recordTokenUse(idToken, identity: identity, transaction: transaction, now: now)
             let (user, created) = try transaction.upsertAppleUser(Self.profile(identity, displayName: displayName), now: now)
+            try storeAppleToken(exchange, userID: user.id, clientID: identity.audience, transaction: transaction, now: now)
             let session = Session(idHash: Tokens.digest(sessionID), userID: user.id, flow: SignInFlow.api.rawValue,
                                   nonceVerified: nonceVerified, createdAt: now,
                                   expiresAt: now.addingTimeInterval(Self.apiSessionLifetime))
@@ -138,6 +146,7 @@ extension BridgeApp {
             "memberId": .number(Double(user.id)), "sub": .string(user.providerUserID),
             "emailVerified": .bool(user.emailVerified), "isPrivateEmail": .bool(user.isPrivateEmail),
             "flow": .string(session.flow), "nonceVerified": .bool(session.nonceVerified),
+            "emailForwardingEnabled": .bool(user.emailForwardingEnabled),
         ]
         fields["email"] = user.email.map { .string($0) } ?? .null
         fields["displayName"] = user.displayName.map { .string($0) } ?? .null

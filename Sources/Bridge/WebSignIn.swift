@@ -99,6 +99,15 @@ extension BridgeApp {
         }
 
         let flow: SignInFlow = identity.audience == configuration.servicesID ? .web : .webviewNative
+        let exchange = exchangeCode(fields["code"], identity: identity, flow: flow)
+        if !exchangeAllowsSignIn(exchange) {
+            if case .failed(.unreachable) = exchange {
+                return reject(503, "code_exchange_unavailable", heading: "Apple cannot be reached right now",
+                              message: "We could not confirm your sign-in with Apple. Please try again in a minute.")
+            }
+            return reject(401, "code_exchange_failed", heading: "Apple did not confirm this sign-in",
+                          message: "Apple did not confirm the sign-in code, so you have not been signed in. Please start again.")
+        }
         let displayName = Self.displayName(fromUserJSON: fields["user"])
         let sessionID = Tokens.random()
         let outcome: SignInOutcome
@@ -107,6 +116,7 @@ extension BridgeApp {
             guard try transaction.consumeLoginAttempt(state: state, now: now) else { return .stateAlreadyUsed }
             try recordTokenUse(idToken, identity: identity, transaction: transaction, now: now)
             let (user, created) = try transaction.upsertAppleUser(Self.profile(identity, displayName: displayName), now: now)
+            try storeAppleToken(exchange, userID: user.id, clientID: identity.audience, transaction: transaction, now: now)
             try transaction.insertSession(Session(idHash: Tokens.digest(sessionID), userID: user.id, flow: flow.rawValue,
                                                   nonceVerified: identity.nonceVerified, createdAt: now,
                                                   expiresAt: now.addingTimeInterval(Self.sessionLifetime)))

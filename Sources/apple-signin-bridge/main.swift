@@ -14,6 +14,10 @@ Usage:
   apple-signin-bridge dev [--config FILE]       run with development defaults and the local Apple ID simulator
   apple-signin-bridge verify-token TOKEN [--nonce N] [--code C] [--config FILE]
                                                 verify an identity token and print its claims or why it fails
+  apple-signin-bridge doctor [--online] [--config FILE]
+                                                check the configuration (and, online, Apple's answer) line by line
+  apple-signin-bridge client-secret [--client-id ID] [--config FILE]
+                                                print an ES256 client secret, for trying Apple's endpoints with curl
   apple-signin-bridge --help | --version
 
 Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRIDGE_DATABASE BRIDGE_SECRET_KEY
@@ -39,7 +43,7 @@ struct Arguments {
             rest = rest.dropFirst()
         }
         while let argument = rest.popFirst() {
-            if argument == "--help" || argument == "-h" || argument == "--version" {
+            if argument == "--help" || argument == "-h" || argument == "--version" || argument == "--online" {
                 options[argument] = ""
             } else if argument.hasPrefix("--") {
                 let parts = argument.dropFirst(2).split(separator: "=", maxSplits: 1)
@@ -160,6 +164,28 @@ case "verify-token":
         exit(0)
     } catch {
         fail("invalid (\(error.code)): \(error.description)", code: 1)
+    }
+
+case "doctor":
+    let findings = Doctor.run(environment: environment, configFile: arguments.options["config"],
+                              online: arguments.options["--online"] != nil)
+    findings.forEach { print($0.description) }
+    exit(findings.contains { $0.level == .error } ? 1 : 0)
+
+case "client-secret":
+    let configuration = loadConfiguration(mode: .development)
+    guard let teamID = configuration.teamID, let keyID = configuration.keyID, let path = configuration.privateKeyPath else {
+        fail("configuration error: APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are needed to sign a client secret")
+    }
+    guard let clientID = arguments.options["client-id"] ?? configuration.servicesID ?? configuration.bundleIDs.first else {
+        fail("name the client with --client-id (a Services ID or bundle ID)")
+    }
+    do {
+        let key = try AppleClientKey.load(teamID: teamID, keyID: keyID, path: path)
+        print(try ClientSecretProvider(key: key).secret(for: clientID))
+        exit(0)
+    } catch {
+        fail("configuration error: APPLE_PRIVATE_KEY_PATH \(error)")
     }
 
 default:

@@ -1,4 +1,6 @@
+import AppleIDSimulator
 import Bridge
+import HTTPServer
 import Foundation
 import Testing
 import TestSupport
@@ -22,9 +24,10 @@ final class RunningProcess {
     let output = Pipe()
     let errors = Pipe()
 
-    init(_ arguments: [String], environment: [String: String], directory: String = packageRoot) throws {
+    init(_ arguments: [String], environment: [String: String], directory: String = packageRoot,
+         resources: String? = nil) throws {
         process.executableURL = URL(fileURLWithPath: try executablePath())
-        process.arguments = arguments
+        process.arguments = arguments + (resources.map { ["--resources", $0] } ?? [])
         process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { current, _ in current }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = output
@@ -133,5 +136,52 @@ struct ExecutableTests {
         #expect(!result.errors.contains("eyJsecret"))
         #expect(!result.errors.contains("cookie-secret"))
         #expect(FileManager.default.fileExists(atPath: directory + "/bridge.sqlite3"))
+    }
+
+    @Test("dev runs the server with the simulator: a browser can sign in with no Apple account")
+    func devMode() throws {
+        let directory = try temporaryDirectory()
+        let port = freeLoopbackPort()
+        let simulatorPort = freeLoopbackPort()
+        let running = try RunningProcess(["dev"], environment: [
+            "BRIDGE_PORT": String(port), "SIMULATOR_PORT": String(simulatorPort),
+            "BRIDGE_DATABASE": "sqlite:\(directory)/dev.sqlite3",
+        ], directory: directory, resources: packageRoot)
+        defer { kill(running.process.processIdentifier, SIGTERM); _ = running.wait() }
+        var login: RawHTTPResponse?
+        for _ in 0..<100 where login == nil {
+            login = try? RawHTTPClient.request(port: port, path: "/login")
+            if login == nil { usleep(50_000) }
+        }
+        let page = HTMLDocument(try #require(login).text)
+        let href = try #require(page.first("//a[@id='apple-signin']")?.attributes["href"])
+        #expect(href.hasPrefix("http://127.0.0.1:\(simulatorPort)/auth/authorize?client_id=dev.applesigninbridge.web&"))
+        let consent = try RawHTTPClient.request(port: simulatorPort, path: String(href.dropFirst("http://127.0.0.1:\(simulatorPort)".count)))
+        #expect(consent.status == 200)
+        #expect(HTMLDocument(consent.text).text.contains("Ada Lovelace"))
+        // The development secret is generated under data/ of the working directory, readable by its owner only.
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/data/dev-secret.key")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test("verify-token prints the verified claims, or the exact reason it fails")
+    func verifyToken() throws {
+        let simulator = try AppleIDSimulator()
+        let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
+        try listener.start()
+        defer { listener.shutdown() }
+        let environment = ["APPLE_ID_URL": "http://127.0.0.1:\(listener.port)", "APPLE_BUNDLE_IDS": "com.example.app"]
+        let token = try simulator.mintIdentityToken(IdentityTokenClaims(audience: "com.example.app", subject: "001.verify.me",
+                                                                        nonce: "n0nce", email: "v@example.com"))
+        let good = try RunningProcess(["verify-token", token, "--nonce", "n0nce"], environment: environment).wait()
+        #expect(good.status == 0, "stderr: \(good.errors)")
+        #expect(good.output.contains("sub:              001.verify.me"))
+        #expect(good.output.contains("nonce verified:   true"))
+        #expect(!good.output.contains(token))
+
+        let bad = try RunningProcess(["verify-token", token, "--nonce", "other"], environment: environment).wait()
+        #expect(bad.status == 1)
+        #expect(bad.errors.hasPrefix("invalid (nonce_mismatch): the token's nonce does not match this sign-in"))
+        #expect(!bad.errors.contains(token))
     }
 }

@@ -1,0 +1,20 @@
+import JOSE
+
+/// Apple refresh tokens at rest: AES-256-GCM with a key derived from BRIDGE_SECRET_KEY, a fresh random nonce
+/// per record, and the client ID as associated data (a token cannot be moved to another client's record).
+struct AppleTokenVault: Sendable {
+    private let key: [UInt8]
+
+    init(secretKey: [UInt8]) {
+        key = (try? HKDFSHA256.derive(key: secretKey, salt: Array("AppleSignInBridge".utf8),
+                                      info: Array("apple-refresh-token-v1".utf8), length: 32)) ?? Array(secretKey.prefix(32))
+    }
+
+    func seal(_ token: String, clientID: String) throws -> [UInt8] {
+        try AESGCM.seal(Array(token.utf8), key: key, associatedData: Array("apple-refresh:\(clientID)".utf8))
+    }
+
+    func open(_ sealed: [UInt8], clientID: String) throws -> String {
+        String(decoding: try AESGCM.open(sealed, key: key, associatedData: Array("apple-refresh:\(clientID)".utf8)), as: UTF8.self)
+    }
+}
