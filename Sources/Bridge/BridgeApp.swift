@@ -62,8 +62,9 @@ public final class BridgeApp: Sendable {
             }
             let secrets = ClientSecretProvider(key: key, clock: clock)
             clientSecrets = secrets
+            // Two attempts: a sign-in waits on this, so a down Apple should cost seconds, not most of a minute.
             appleTokens = AppleTokenClient(baseURL: configuration.appleIDURL, transport: transport, secrets: secrets,
-                                           verifier: verifier)
+                                           verifier: verifier, attempts: 2)
         } else {
             clientSecrets = nil
             appleTokens = nil
@@ -92,7 +93,7 @@ public final class BridgeApp: Sendable {
             return response
         }
         router.addPrefix("GET", "/public/") { [staticFiles] in try staticFiles.respond(to: $0) }
-        return SecurityHeaders(ErrorPages(router, pages: pages), contentSecurityPolicy: contentSecurityPolicy,
+        return SecurityHeaders(ErrorPages(router, pages: pages, logger: logger), contentSecurityPolicy: contentSecurityPolicy,
                                sessionCookieNames: [CookieNames.session])
     }
 
@@ -177,20 +178,28 @@ public final class BridgeApp: Sendable {
 struct ErrorPages<Next: HTTPResponder>: HTTPResponder {
     let next: Next
     let pages: Pages
+    let logger: Logger
 
-    init(_ next: Next, pages: Pages) {
+    init(_ next: Next, pages: Pages, logger: Logger) {
         self.next = next
         self.pages = pages
+        self.logger = logger
     }
 
     func respond(to request: Request) throws -> Response {
-        if Self.wantsJSON(request.path) { return try JSONErrors(next: next).respond(to: request) }
         do {
+            if Self.wantsJSON(request.path) { return try JSONErrors(next: next).respond(to: request) }
             return try next.respond(to: request)
         } catch let error as HTTPError {
             return page(status: error.status, message: error.message, request: request, headers: error.headers)
         } catch let error as APIError {
             return page(status: error.status, message: error.message, request: request, headers: error.headers)
+        } catch {
+            // A bug or a database failure: say so plainly, log only the error's type (never request data).
+            logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
+            let message = "The server could not answer this request. Please try again."
+            if Self.wantsJSON(request.path) { return APIError(500, "internal_error", message).response }
+            return page(status: 500, message: message, request: request, headers: HTTPHeaders())
         }
     }
 

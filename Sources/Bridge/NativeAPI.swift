@@ -13,6 +13,9 @@ extension BridgeApp {
     /// A refresh token presented again this soon after its rotation is a client racing itself, not a thief.
     static let refreshRaceWindow: TimeInterval = 10
 
+    /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
+    static let serverNoncePrefix = "asb."
+
     static let idTokenFields = ["idToken", "identityToken", "id_token", "token"]
     static let codeFields = ["authorizationCode", "authorizeCode", "code"]
 
@@ -21,7 +24,7 @@ extension BridgeApp {
     func apiNonce(_ request: Request) throws -> Response {
         try admit(request)
         let now = clock.now
-        let nonce = APINonce(nonce: Tokens.random(), createdAt: now, expiresAt: now.addingTimeInterval(Self.apiNonceLifetime))
+        let nonce = APINonce(nonce: Self.serverNoncePrefix + Tokens.random(), createdAt: now, expiresAt: now.addingTimeInterval(Self.apiNonceLifetime))
         try store.write { try $0.insertAPINonce(nonce) }
         return .json(JSONValue.object([
             "nonce": .string(nonce.nonce), "expiresIn": .number(Self.apiNonceLifetime),
@@ -69,12 +72,19 @@ extension BridgeApp {
             if let nonce {
                 switch try transaction.consumeAPINonce(nonce, now: now) {
                 case .consumed: nonceVerified = true
+                case .unknown where nonce.hasPrefix(Self.serverNoncePrefix):
+                    throw APIError(401, "nonce_expired", "The nonce has expired; request a new one from /api/auth/nonce.")
                 case .unknown: nonceVerified = false  // the app's own nonce (seed 002): matched, but not ours
                 case .expired: throw APIError(401, "nonce_expired", "The nonce has expired; request a new one from /api/auth/nonce.")
                 case .alreadyUsed: throw APIError(409, "nonce_already_used", "This nonce was already used for a sign-in.")
                 }
             }
             try recordTokenUse(idToken, identity: identity, transaction: transaction, now: now)
+            // A Services-ID token was minted for a web sign-in; on the API it must carry a nonce this server issued,
+            // or a web token intercepted before its callback could be spent here.
+            if identity.audience == configuration.servicesID && !nonceVerified {
+                throw APIError(401, "nonce_required", "A token for the web Services ID needs a nonce from /api/auth/nonce.")
+            }
             let (user, created) = try transaction.upsertAppleUser(Self.profile(identity, displayName: displayName), now: now)
             try storeAppleToken(exchange, userID: user.id, clientID: identity.audience, transaction: transaction, now: now)
             let session = Session(idHash: Tokens.digest(sessionID), userID: user.id, flow: SignInFlow.api.rawValue,
@@ -177,7 +187,9 @@ extension BridgeApp {
 
     /// One identity token, one sign-in: its hash is kept until it expires, on every path.
     func recordTokenUse(_ token: String, identity: AppleIdentity, transaction: any StoreTransaction, now: Date) throws {
-        guard try transaction.recordIdentityTokenUse(tokenHash: Tokens.digest(token), expiresAt: identity.expiresAt, now: now) else {
+        // Remembered as long as the verifier would still accept it: its expiry plus the clock-skew leeway.
+        let acceptedUntil = identity.expiresAt.addingTimeInterval(verifier.policy.leeway)
+        guard try transaction.recordIdentityTokenUse(tokenHash: Tokens.digest(token), expiresAt: acceptedUntil, now: now) else {
             throw APIError(409, "token_replayed", "This identity token was already used to sign in. Sign in with Apple again to get a new one.")
         }
     }

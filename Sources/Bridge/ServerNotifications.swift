@@ -13,7 +13,9 @@ extension BridgeApp {
         } catch {
             metrics.increment("bridge_notifications_total", ["result": "rejected"])
             logger.warning("notification_rejected", ["reason": error.description])
-            throw APIError(400, "invalid_notification", error.description)
+            // 503 when Apple's keys cannot be had, so Apple delivers again later; anything else is a bad event.
+            throw APIError(error.httpStatus, error.httpStatus == 503 ? "apple_keys_unavailable" : "invalid_notification",
+                           error.description)
         }
         let now = clock.now
         let applied: String = try store.write { transaction in

@@ -304,4 +304,33 @@ struct NativeAPITests {
         #expect(limited.body["error"]?.stringValue == "rate_limited")
         #expect(limited.raw.header("Retry-After") != nil)
     }
+
+    @Test("a web (Services ID) token on the API needs a nonce this server issued")
+    func servicesIDTokenOnAPI() throws {
+        let harness = try BridgeHarness()
+        let leaked = try harness.token(audience: BridgeHarness.servicesID, nonce: "a-web-login-nonce")
+        let refused = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(leaked)]))
+        #expect(refused.status == 401)
+        #expect(refused.body["error"]?.stringValue == "nonce_required")
+        let ownNonce = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(leaked), "nonce": "a-web-login-nonce"]))
+        #expect(ownNonce.status == 401)
+        #expect(try harness.userCount() == 0)
+
+        let nonce = try #require(try harness.api("/api/auth/nonce").body["nonce"]?.stringValue)
+        let token = try harness.token(audience: BridgeHarness.servicesID, nonce: nonce)
+        #expect(try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(token), "nonce": .string(nonce)])).status == 200)
+    }
+
+    @Test("a server nonce stays refused after it expired and was cleaned up")
+    func expiredNonceAfterCleanup() throws {
+        let harness = try BridgeHarness()
+        let nonce = try #require(try harness.api("/api/auth/nonce").body["nonce"]?.stringValue)
+        harness.clock.advance(601)
+        let removed = try harness.app.store.write { try $0.deleteExpired(now: Date().addingTimeInterval(601)) }
+        #expect(removed >= 1)
+        let token = try harness.token(audience: Self.bundleID, nonce: nonce) { $0.issuedAt = Date().addingTimeInterval(601) }
+        let result = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(token), "nonce": .string(nonce)]))
+        #expect(result.status == 401)
+        #expect(result.body["error"]?.stringValue == "nonce_expired")
+    }
 }
