@@ -54,28 +54,7 @@ public final class IdentityTokenVerifier: Sendable {
     }
 
     public func verify(_ token: String, context: VerificationContext = VerificationContext()) throws(TokenRejection) -> AppleIdentity {
-        let jws: CompactJWS
-        do {
-            jws = try CompactJWS(parsing: token, maxLength: policy.maximumTokenLength)
-        } catch {
-            throw .malformed(error.description)
-        }
-        do {
-            try jws.requireAlgorithm(in: [.RS256])
-        } catch {
-            throw .algorithmNotAllowed(jws.algorithm ?? "none")
-        }
-        guard let kid = jws.keyID, !kid.isEmpty else { throw .missingKeyID }
-        let key = try keys.key(for: kid)
-        guard key.verifyRS256(signature: jws.signature, message: jws.signingInput) else { throw .badSignature }
-
-        let claims: JSONValue
-        do {
-            claims = try JSONValue.parse(jws.payload)
-        } catch {
-            throw .malformed("the claims are not JSON")
-        }
-        guard case .object = claims else { throw .malformed("the claims are not a JSON object") }
+        let claims = try AppleSignedClaims.verify(token, keys: keys, maxLength: policy.maximumTokenLength)
         return try check(claims, context: context)
     }
 

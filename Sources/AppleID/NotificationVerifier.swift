@@ -51,28 +51,20 @@ public final class NotificationVerifier: Sendable {
             eventTime: Self.eventTime(event["event_time"]), jti: jti)
     }
 
-    /// The claims of a JWS whose algorithm, key and signature checked out.
+    /// The claims of a JWS whose algorithm, key and signature checked out (the same checks as identity tokens).
     private func verifiedClaims(_ payload: String) throws(NotificationRejection) -> [String: JSONValue] {
-        let jws: CompactJWS
         do {
-            jws = try CompactJWS(parsing: payload)
-            try jws.requireAlgorithm(in: [.RS256])
+            return try AppleSignedClaims.verify(payload, keys: keys, maxLength: CompactJWS.defaultMaxLength).objectValue ?? [:]
         } catch {
-            if case let .algorithmNotAllowed(alg) = error { throw .algorithmNotAllowed(alg) }
-            throw .malformed(error.description)
-        }
-        guard let kid = jws.keyID, !kid.isEmpty else { throw .missingKeyID }
-        let key: RSAPublicKey
-        do {
-            key = try keys.key(for: kid)
-        } catch {
-            throw error == .keysUnavailable ? .keysUnavailable : .unknownKeyID(loggable(kid))
-        }
-        guard key.verifyRS256(signature: jws.signature, message: jws.signingInput) else { throw .badSignature }
-        do {
-            return try jws.claims()
-        } catch {
-            throw .malformed("the claims are not a JSON object")
+            switch error {
+            case let .algorithmNotAllowed(alg): throw .algorithmNotAllowed(loggable(alg))
+            case .missingKeyID: throw .missingKeyID
+            case let .unknownKeyID(kid): throw .unknownKeyID(loggable(kid))
+            case .keysUnavailable: throw .keysUnavailable
+            case .badSignature: throw .badSignature
+            case let .malformed(reason): throw .malformed(reason)
+            default: throw .malformed(error.description)
+            }
         }
     }
 

@@ -162,7 +162,7 @@ public final class BridgeApp: Sendable {
                                message: "This sign-out request did not come from this site. Use the Sign out button on your session page.",
                                retryURL: "/session")
         }
-        try store.write { try $0.deleteSession(idHash: session.idHash) }
+        _ = try store.write { try $0.deleteSession(idHash: session.idHash) }
         logger.info("signed_out", ["user_id": String(session.userID)])
         return response
     }

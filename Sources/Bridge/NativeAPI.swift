@@ -145,7 +145,7 @@ extension BridgeApp {
 
     func apiLogout(_ request: Request) throws -> Response {
         let (session, _) = try authenticate(request)
-        try store.write { try $0.deleteSession(idHash: session.idHash) }
+        _ = try store.write { try $0.deleteSession(idHash: session.idHash) }
         logger.info("signed_out", ["user_id": String(session.userID), "flow": "api"])
         return Response(status: 204)
     }

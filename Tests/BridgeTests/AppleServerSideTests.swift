@@ -17,7 +17,7 @@ struct TestClientKey {
     init(directory: String, mode: Int = 0o600) throws {
         key = try ECPrivateKey.generate()
         path = directory + "/AuthKey_\(Self.keyID).p8"
-        FileManager.default.createFile(atPath: path, contents: Data(try key.pemString().utf8),
+        _ = FileManager.default.createFile(atPath: path, contents: Data(try key.pemString().utf8),
                                        attributes: [.posixPermissions: mode])
     }
 
