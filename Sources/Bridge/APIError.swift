@@ -17,8 +17,15 @@ struct APIError: Error {
     var response: Response {
         var response = Response.json(JSONValue.object(["error": .string(code), "message": .string(message)]).serialized(),
                                      status: status)
+        response.headers.set("Cache-Control", "no-store")
         for field in headers { response.headers.set(field.name, field.value) }
         return response
+    }
+
+    /// A lower-case technical reason as a sentence: capitalised, ending in a full stop.
+    static func sentence(_ reason: String) -> String {
+        guard let first = reason.first else { return reason }
+        return first.uppercased() + reason.dropFirst() + (reason.hasSuffix(".") ? "" : ".")
     }
 
     static let unauthorized = APIError(401, "unauthorized", "A valid access token is required (Authorization: Bearer …).")

@@ -53,6 +53,10 @@ extension BridgeApp {
                 try store.write { try $0.completeRevocation(id: item.id) }
                 done += 1
                 logger.info("apple_revocation_completed", ["attempts": String(item.attempts + 1)])
+            } catch AppleTokenError.apple(code: "invalid_grant", advice: _) {
+                // Apple no longer knows the token (already revoked, or the user removed the app): nothing is left to do.
+                _ = try? store.write { try $0.completeRevocation(id: item.id) }
+                logger.info("apple_revocation_unneeded", ["attempts": String(item.attempts + 1)])
             } catch {
                 // Backoff doubles from 30 s up to 6 h.
                 let delay = min(30 * pow(2, Double(item.attempts)), 21_600)
@@ -83,8 +87,10 @@ extension BridgeApp {
                                                    "user": .object(userContext)])
         }
         let result = try deleteAccount(userID: user.id)
-        var response = pages.render("account-deleted", ["title": "Account deleted",
-                                                        "revocationPending": .bool(result == .queued)])
+        var response = pages.render("account-deleted", [
+            "title": "Account deleted", "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
+            "nothingToRevoke": .bool(result == .none),
+        ])
         response.setCookie(.expired(CookieNames.session))
         return response
     }

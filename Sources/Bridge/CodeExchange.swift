@@ -30,11 +30,41 @@ extension BridgeApp {
         }
     }
 
-    /// Whether the sign-in may go on after the exchange: it must succeed when APPLE_REQUIRE_CODE_EXCHANGE=1.
-    func exchangeAllowsSignIn(_ outcome: ExchangeOutcome) -> Bool {
-        guard configuration.requireCodeExchange else { return true }
-        if case .exchanged = outcome { return true }
-        return false
+    /// Why a required exchange stops the sign-in, or nil when it may go on.
+    enum ExchangeRefusal {
+        /// No code came with the sign-in.
+        case missingCode
+        /// Apple cannot be reached or answered with something unusable: try again later.
+        case appleUnavailable
+        /// Apple refused this server's own credentials: an operator has to fix the configuration.
+        case serverMisconfigured
+        /// Apple refused the code (expired, used, another client) or its id_token did not match.
+        case codeRefused
+    }
+
+    /// Exchange must succeed when APPLE_REQUIRE_CODE_EXCHANGE=1; otherwise a failure is only logged.
+    func exchangeRefusal(_ outcome: ExchangeOutcome, codeSent: Bool) -> ExchangeRefusal? {
+        guard configuration.requireCodeExchange else { return nil }
+        switch outcome {
+        case .exchanged: return nil
+        case .skipped: return codeSent ? .serverMisconfigured : .missingCode
+        case .failed(.unreachable), .failed(.invalidResponse): return .appleUnavailable
+        case .failed(.apple(code: "invalid_client", advice: _)), .failed(.clientSecretUnavailable): return .serverMisconfigured
+        case .failed: return .codeRefused
+        }
+    }
+
+    /// A sign-in refused after its code was exchanged must not leave a live grant at Apple behind.
+    func discard(_ outcome: ExchangeOutcome, clientID: String) {
+        guard case let .exchanged(exchange) = outcome, let refresh = exchange.refreshToken, let appleTokens else { return }
+        let logger = logger
+        DispatchQueue.global().async {
+            do {
+                try appleTokens.revoke(token: refresh, clientID: clientID)
+            } catch {
+                logger.warning("apple_revocation_of_unused_grant_failed", ["reason": String(describing: error)])
+            }
+        }
     }
 
     /// Inside the sign-in's transaction: keep Apple's refresh token, encrypted.

@@ -50,24 +50,32 @@ extension BridgeApp {
         } catch {
             metrics.increment("bridge_api_rejections_total", ["reason": error.code])
             logger.warning("api_sign_in_rejected", ["reason": error.code])
-            throw APIError(error.httpStatus, error.code, error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")
+            throw APIError(error.httpStatus, error.code, APIError.sentence(error.description))
         }
         if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
             throw APIError(401, "subject_mismatch", "The user identifier sent with the request is not the token's subject.")
         }
 
         let exchange = exchangeCode(code, identity: identity, flow: .api)
-        if !exchangeAllowsSignIn(exchange) {
-            if case .failed(.unreachable) = exchange {
-                throw APIError(503, "code_exchange_unavailable", "Apple could not be reached to confirm the authorization code; try again.")
-            }
+        switch exchangeRefusal(exchange, codeSent: code != nil) {
+        case nil:
+            break
+        case .missingCode?:
+            throw APIError(400, "missing_authorization_code", "This server requires the authorization code: send it as authorizationCode.")
+        case .appleUnavailable?:
+            throw APIError(503, "code_exchange_unavailable", "Apple could not be reached to confirm the authorization code; try again.")
+        case .serverMisconfigured?:
+            throw APIError(502, "apple_rejected_server", "Apple did not accept this server's credentials; the operators must fix the configuration (apple-signin-bridge doctor).")
+        case .codeRefused?:
             throw APIError(401, "code_exchange_failed", "Apple did not accept the authorization code (expired, used, or for another app).")
         }
         let now = clock.now
         let sessionID = Tokens.random()
         let refresh = Tokens.random()
         let displayName = Self.displayName(fromAPIBody: body)
-        let (user, created, nonceVerified) = try store.write { transaction -> (User, Bool, Bool) in
+        let signedIn: (User, Bool, Bool)
+        do {
+            signedIn = try store.write { transaction -> (User, Bool, Bool) in
             var nonceVerified = false
             if let nonce {
                 switch try transaction.consumeAPINonce(nonce, now: now) {
@@ -95,7 +103,12 @@ extension BridgeApp {
                 tokenHash: Tokens.digest(refresh), familyID: Tokens.random(), sessionIDHash: session.idHash,
                 userID: user.id, createdAt: now, expiresAt: session.expiresAt))
             return (user, created, nonceVerified)
+            }
+        } catch {
+            discard(exchange, clientID: identity.audience)
+            throw error
         }
+        let (user, created, nonceVerified) = signedIn
         metrics.increment("bridge_sign_ins_total", ["flow": SignInFlow.api.rawValue])
         logger.info("signed_in", ["user_id": String(user.id), "flow": "api", "new_user": String(created),
                                   "nonce_verified": String(nonceVerified)])

@@ -15,7 +15,7 @@ extension BridgeApp {
             logger.warning("notification_rejected", ["reason": error.description])
             // 503 when Apple's keys cannot be had, so Apple delivers again later; anything else is a bad event.
             throw APIError(error.httpStatus, error.httpStatus == 503 ? "apple_keys_unavailable" : "invalid_notification",
-                           error.description)
+                           APIError.sentence(error.description))
         }
         let now = clock.now
         let applied: String = try store.write { transaction in

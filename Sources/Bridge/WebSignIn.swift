@@ -100,11 +100,19 @@ extension BridgeApp {
 
         let flow: SignInFlow = identity.audience == configuration.servicesID ? .web : .webviewNative
         let exchange = exchangeCode(fields["code"], identity: identity, flow: flow)
-        if !exchangeAllowsSignIn(exchange) {
-            if case .failed(.unreachable) = exchange {
-                return reject(503, "code_exchange_unavailable", heading: "Apple cannot be reached right now",
-                              message: "We could not confirm your sign-in with Apple. Please try again in a minute.")
-            }
+        switch exchangeRefusal(exchange, codeSent: !(fields["code"] ?? "").isEmpty) {
+        case nil:
+            break
+        case .missingCode?:
+            return reject(400, "missing_code", heading: "This sign-in cannot be finished",
+                          message: "Apple's answer did not include an authorization code, which this service requires. Please start again.")
+        case .appleUnavailable?:
+            return reject(503, "code_exchange_unavailable", heading: "Apple cannot be reached right now",
+                          message: "We could not confirm your sign-in with Apple. Please try again in a minute.")
+        case .serverMisconfigured?:
+            return reject(502, "apple_rejected_server", heading: "Sign in with Apple is misconfigured here",
+                          message: "Apple did not accept this service's credentials, so sign-in cannot finish. The site's operators have been told in their logs.")
+        case .codeRefused?:
             return reject(401, "code_exchange_failed", heading: "Apple did not confirm this sign-in",
                           message: "Apple did not confirm the sign-in code, so you have not been signed in. Please start again.")
         }
@@ -123,10 +131,12 @@ extension BridgeApp {
             return .signedIn(user: user, created: created)
             }
         } catch let error as APIError where error.code == "token_replayed" {
+            discard(exchange, clientID: identity.audience)
             return reject(409, "token_replayed", heading: "This Apple sign-in was already used",
                           message: "Each answer from Apple can sign you in once. Please start again.")
         }
         guard case let .signedIn(user, created) = outcome else {
+            discard(exchange, clientID: identity.audience)
             return reject(400, "state_used", heading: "This sign-in was already used",
                           message: "Each sign-in link works once. If you are not signed in, please start again.")
         }

@@ -150,6 +150,38 @@ struct AppleServerSideTests {
         #expect(harness.simulator.revokedTokens.count == 1)
     }
 
+    @Test("with the exchange required: no code is a 400, and Apple refusing our own credentials is a 502 for operators")
+    func requiredExchangeFailures() throws {
+        let harness = try keyedHarness(["APPLE_REQUIRE_CODE_EXCHANGE": "1"])
+        let noCode = try harness.api("/api/auth/apple", json: harness.json([
+            "idToken": .string(try harness.token(audience: BridgeHarness.bundleID, nonce: nil)),
+        ]))
+        #expect(noCode.status == 400)
+        #expect(noCode.body["error"]?.stringValue == "missing_authorization_code")
+
+        // Apple knows another key for this team: every client secret we sign is refused.
+        harness.simulator.registerClientKey(teamID: TestClientKey.teamID, keyID: TestClientKey.keyID,
+                                            publicKey: try ECPrivateKey.generate().publicKey)
+        let refused = try harness.nativeSignIn(user: .grace)
+        #expect(refused.status == 502)
+        #expect(refused.body["error"]?.stringValue == "apple_rejected_server")
+        #expect(try harness.userCount() == 0)
+    }
+
+    @Test("the deleted page says when there was nothing to revoke at Apple")
+    func deletedWithoutAppleToken() throws {
+        let harness = try BridgeHarness()
+        let browser = TestBrowser(harness)
+        #expect(try browser.signIn().status == 303)
+        let csrf = try #require(HTMLDocument(try browser.get("/session").text)
+            .formFields("//form[@action='/account/delete']").first { $0.name == "csrf" }?.value)
+        let deleted = try browser.post("/account/delete", form: [("csrf", csrf), ("confirm", "yes")])
+        #expect(deleted.status == 200)
+        let text = HTMLDocument(deleted.text).text
+        #expect(text.contains("nothing to revoke"))
+        #expect(!text.contains("has been revoked"))
+    }
+
     @Test("a key file readable by others stops start-up with one line naming the key")
     func keyFilePermissions() throws {
         let key = try TestClientKey(directory: try keyDirectory(), mode: 0o644)
