@@ -30,6 +30,8 @@ public final class JWKSCache: @unchecked Sendable {
     private var lastAttempt: Date?
     private var fetching = false
     private var fetchCount = 0
+    /// The last fetch failed: an unknown kid then means "cannot tell", not "not Apple's".
+    private var lastFetchFailed = false
 
     public init(url: String, transport: any AppleHTTPTransport, clock: Clock = .system, settings: Settings = Settings(),
                 onEvent: @escaping @Sendable (_ event: String, _ detail: String) -> Void = { _, _ in }) {
@@ -58,7 +60,7 @@ public final class JWKSCache: @unchecked Sendable {
             fetchLocked(now: now)
         }
         if let key = keys[kid] { return key }
-        throw keys.isEmpty ? .keysUnavailable : .unknownKeyID(kid)
+        throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid)
     }
 
     /// Fetches now if allowed (used at start-up to warm the cache). Returns whether keys are held.
@@ -88,10 +90,12 @@ public final class JWKSCache: @unchecked Sendable {
         condition.broadcast()
         switch outcome {
         case let .success((fetched, lifetime)):
+            lastFetchFailed = false
             keys = fetched
             freshUntil = clock.now.addingTimeInterval(lifetime)
             onEvent("jwks_fetched", "keys=\(fetched.count)")
         case let .failure(reason):
+            lastFetchFailed = true
             onEvent("jwks_fetch_failed", reason.description)
         }
     }

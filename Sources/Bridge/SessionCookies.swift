@@ -9,7 +9,7 @@ enum CookieNames {
     static let bindingPrefix = "asb_bind_"
     static let bindingPath = "/apple_redirect"
 
-    static func binding(forState state: String) -> String { bindingPrefix + String(state.prefix(16)) }
+    static func binding(forState state: String) -> String { bindingPrefix + String(Tokens.digest(state).prefix(16)) }
 }
 
 /// Random identifiers and their stored digests.

@@ -26,7 +26,9 @@ extension BridgeApp {
                                    createdAt: now, expiresAt: now.addingTimeInterval(Self.loginAttemptLifetime),
                                    consumedAt: nil)
         let binding = Tokens.random()
+        // Only digests are stored: a copy of the database holds no live state, and lookups never touch the value.
         var stored = attempt
+        stored.state = Tokens.digest(attempt.state)
         stored.bindingHash = Tokens.digest(binding)
         try store.write { try $0.insertLoginAttempt(stored) }
 
@@ -60,7 +62,9 @@ extension BridgeApp {
                           message: "The answer from Apple did not say which sign-in it belongs to. Please start again.")
         }
         let now = clock.now
-        guard let attempt = try store.read({ try $0.loginAttempt(state: state) }) else {
+        let stateDigest = Tokens.digest(state)
+        guard let attempt = try store.read({ try $0.loginAttempt(state: stateDigest) }),
+              ConstantTime.equals(attempt.state, stateDigest) else {
             return reject(400, "unknown_state", heading: "This sign-in cannot be finished",
                           message: "We do not know this sign-in. It may have been started on another server or already cleaned up. Please start again.")
         }
@@ -121,7 +125,7 @@ extension BridgeApp {
         let outcome: SignInOutcome
         do {
             outcome = try store.write { transaction in
-            guard try transaction.consumeLoginAttempt(state: state, now: now) else { return .stateAlreadyUsed }
+            guard try transaction.consumeLoginAttempt(state: stateDigest, now: now) else { return .stateAlreadyUsed }
             try recordTokenUse(idToken, identity: identity, transaction: transaction, now: now)
             let (user, created) = try transaction.upsertAppleUser(Self.profile(identity, displayName: displayName), now: now)
             try storeAppleToken(exchange, userID: user.id, clientID: identity.audience, transaction: transaction, now: now)

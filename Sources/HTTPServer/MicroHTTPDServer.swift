@@ -229,7 +229,7 @@ enum MicroHTTPDCallbacks {
         }, target)
         var address = [CChar](repeating: 0, count: 64)
         if bridge_mhd_client_address(connection, &address, address.count) == 0 {
-            pending.remoteAddress = String(cString: address)
+            pending.remoteAddress = address.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         }
     }
 }

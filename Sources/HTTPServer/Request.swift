@@ -47,6 +47,15 @@ public struct Request: Sendable {
         return FormFields(urlEncoded: body)
     }
 
+    /// The client's address. Behind a reverse proxy on this host (peer on loopback) it is the address that proxy
+    /// appended last to X-Forwarded-For; entries further left are client-supplied and never trusted.
+    public var clientAddress: String {
+        guard remoteAddress.hasPrefix("127.") || remoteAddress == "::1",
+              let forwarded = headers.values("X-Forwarded-For").last?.split(separator: ",").last else { return remoteAddress }
+        let address = forwarded.trimmingSpaces()
+        return address.isEmpty ? remoteAddress : String(address)
+    }
+
     public var bearerToken: String? {
         guard let value = headers["Authorization"] else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1)

@@ -303,6 +303,10 @@ struct NativeAPITests {
         let limited = try harness.api("/api/auth/nonce")
         #expect(limited.body["error"]?.stringValue == "rate_limited")
         #expect(limited.raw.header("Retry-After") != nil)
+        // Behind a proxy on this host, each client has its own bucket (the address the proxy appended).
+        let other = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/api/auth/nonce",
+                                              headers: [("X-Forwarded-For", "198.51.100.7, 203.0.113.9")])
+        #expect(other.status == 200)
     }
 
     @Test("a web (Services ID) token on the API needs a nonce this server issued")
