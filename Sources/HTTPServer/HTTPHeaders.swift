@@ -7,13 +7,27 @@ public struct HTTPHeaders: Sendable, Sequence {
     }
 
     public subscript(name: String) -> String? {
-        let lowered = name.lowercased()
-        return fields.first { $0.name.lowercased() == lowered }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
     }
 
     public func values(_ name: String) -> [String] {
-        let lowered = name.lowercased()
-        return fields.filter { $0.name.lowercased() == lowered }.map(\.value)
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// ASCII case-insensitive comparison without allocating (header names are ASCII tokens).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                for index in 0..<x.count where x[index] != y[index] {
+                    if x[index] | 0x20 != y[index] | 0x20 || !((x[index] | 0x20) >= 0x61 && (x[index] | 0x20) <= 0x7A) {
+                        return false
+                    }
+                }
+                return true
+            }
+        }
     }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
@@ -30,8 +44,7 @@ public struct HTTPHeaders: Sendable, Sequence {
     }
 
     public mutating func remove(_ name: String) {
-        let lowered = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lowered }
+        fields.removeAll { Self.sameName($0.name, name) }
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {

@@ -170,7 +170,7 @@ enum MicroHTTPDCallbacks {
         let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeRetainedValue()
         context.inFlight.subtract(1, ordering: .releasing)
         let micros = (DispatchTime.now().uptimeNanoseconds - pending.started) / 1000
-        let duration = String(format: "%.3f", Double(micros) / 1000)
+        let duration = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
         if termination == .REQUEST_TERMINATED_COMPLETED_OK {
             context.logger.info("request", ["method": pending.method, "path": pending.path,
                                             "status": String(pending.status), "duration_ms": duration])
@@ -207,7 +207,7 @@ enum MicroHTTPDCallbacks {
         }
         guard let mhdResponse else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }
-        for field in response.headers where field.name.lowercased() != "content-length" {
+        for field in response.headers where !HTTPHeaders.sameName(field.name, "Content-Length") {
             _ = MHD_add_response_header(mhdResponse, field.name, field.value)
         }
         return MHD_queue_response(connection, UInt32(response.status), mhdResponse)

@@ -28,7 +28,7 @@ public struct Response: Sendable {
         Response(status: status, headers: HTTPHeaders([("Location", location)]))
     }
 
-    public var isHTML: Bool { headers["Content-Type"]?.lowercased().hasPrefix("text/html") ?? false }
+    public var isHTML: Bool { headers["Content-Type"]?.utf8.starts(with: "text/html".utf8) ?? false }
 
     public mutating func setCookie(_ cookie: Cookie) { headers.add("Set-Cookie", cookie.headerValue) }
 }
