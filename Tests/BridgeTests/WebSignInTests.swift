@@ -166,4 +166,36 @@ struct WebSignInTests {
         let fields = HTMLDocument(response.text).formFields("//form[@id='repost']").map { ($0.name, $0.value) }
         #expect(fields.value("id_token") == hostile)
     }
+
+    @Test("APPLE_JS_SDK=1: the page loads Apple's JS SDK before the bridge script, and the CSP allows exactly that origin")
+    func jsSDKMode() throws {
+        let harness = try BridgeHarness(["APPLE_JS_SDK": "1"])
+        let response = try RawHTTPClient.request(port: harness.port, path: "/login")
+        let page = HTMLDocument(response.text)
+        let scripts = page.select("//script").compactMap { $0.attributes["src"] }
+        #expect(scripts == ["https://appleid.cdn-apple.com/appleauth/static/jsapi/appleid/1/en_US/appleid.auth.js",
+                            "/public/js/apple-bridge.js"])
+        #expect(page.first("//a[@id='apple-signin']")?.attributes["data-use-js-sdk"] == "1")
+        #expect(response.header("Content-Security-Policy")?.contains("script-src 'self' https://appleid.cdn-apple.com;") == true)
+        let plainHarness = try BridgeHarness()
+        let plain = try RawHTTPClient.request(port: plainHarness.port, path: "/login")
+        #expect(plain.header("Content-Security-Policy")?.contains("appleid.cdn-apple.com") == false)
+    }
+
+    @Test("/metrics counts sign-ins by flow and rejections by reason, in Prometheus text")
+    func metrics() throws {
+        let harness = try BridgeHarness()
+        #expect(try TestBrowser(harness).signIn().status == 303)
+        let browser = TestBrowser(harness)
+        let login = try browser.openLogin()
+        _ = try browser.post("/apple_redirect", form: [("state", login.state), ("id_token", "garbage")])
+        let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        let lines = metrics.text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("bridge_sign_ins_total{flow=\"web\"} 1"))
+        #expect(lines.contains("bridge_callback_rejections_total{reason=\"malformed_token\"} 1"))
+        #expect(lines.contains("# TYPE bridge_sign_ins_total counter"))
+        #expect(lines.contains { $0.hasPrefix("bridge_jwks_fetches_total ") })
+    }
 }
