@@ -18,8 +18,10 @@ extension BridgeApp {
     }
 
     func loginPage(_ request: Request) throws -> Response {
-        guard let clientID = configuration.servicesID else {
-            return pages.render("login", status: 503, ["title": "Sign in", "webConfigured": false])
+        // Without a Services ID there is no web flow, but an app's webview can still take state and nonce
+        // from the page and sign in natively with its bundle ID.
+        guard configuration.servicesID != nil || !configuration.bundleIDs.isEmpty else {
+            return pages.render("login", status: 503, ["title": "Sign in", "webConfigured": false, "showButton": false])
         }
         let now = clock.now
         let attempt = LoginAttempt(state: Tokens.random(), nonce: Tokens.random(), bindingHash: "",
@@ -33,10 +35,12 @@ extension BridgeApp {
         try store.write { try $0.insertLoginAttempt(stored) }
 
         var response = pages.render("login", [
-            "title": "Sign in", "webConfigured": true,
-            "authorizeURL": .string(authorizeURL(state: attempt.state, nonce: attempt.nonce, clientID: clientID)),
+            "title": "Sign in", "webConfigured": .bool(configuration.servicesID != nil), "showButton": true,
+            "authorizeURL": .string(configuration.servicesID.map {
+                authorizeURL(state: attempt.state, nonce: attempt.nonce, clientID: $0)
+            } ?? "#"),
             "state": .string(attempt.state), "nonce": .string(attempt.nonce),
-            "redirectURI": .string(configuration.redirectURI), "clientID": .string(clientID),
+            "redirectURI": .string(configuration.redirectURI), "clientID": .string(configuration.servicesID ?? ""),
             "scope": .string(Self.scope), "useJSSDK": .bool(configuration.useJSSDK),
         ])
         // SameSite=None: Apple's form_post is a cross-site POST, which a Lax cookie would not accompany.

@@ -129,6 +129,18 @@ struct NativeAPITests {
             #expect(session.first("//*[@id='flow']")?.attributes["data-flow"] == "webview-native")
         }
 
+        @Test("with only bundle IDs configured, the login page still hands state and nonce to the app")
+        func bundleIDsOnly() throws {
+            let harness = try BridgeHarness(["APPLE_SERVICES_ID": ""])
+            let browser = TestBrowser(harness)
+            let login = try browser.openLogin()
+            #expect(login.authorizeURL == "#")
+            #expect(login.document.text.contains("this button works inside the app"))
+            let token = try harness.token(audience: NativeAPITests.bundleID, nonce: SHA256.hexDigest(Array(login.nonce.utf8)))
+            let response = try browser.post("/apple_redirect", form: [("state", login.state), ("id_token", token)])
+            #expect(response.status == 303)
+        }
+
         @Test("a Services-ID token without a nonce stays refused on the webview path")
         func servicesIDWithoutNonce() throws {
             let harness = try BridgeHarness()
