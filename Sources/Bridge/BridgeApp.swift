@@ -18,7 +18,8 @@ public final class BridgeApp: Sendable {
     let logger: Logger
     let secretKey: [UInt8]
     let accessTokens: AccessTokens
-    let apiRateLimiter: RateLimiter
+    /// Per client: GET /login and the API's auth endpoints each write a row, so they are what a flood would use.
+    let signInRateLimiter: RateLimiter
     let vault: AppleTokenVault
     /// Nil unless APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are set.
     public let clientSecrets: ClientSecretProvider?
@@ -30,7 +31,7 @@ public final class BridgeApp: Sendable {
 
     public init(configuration: BridgeConfiguration, store: any Store, resourcesDirectory: String,
                 transport: any AppleHTTPTransport = URLSessionTransport(), clock: Clock = .system,
-                logger: Logger = Logger(), apiRequestsPerMinute: Int = 600) throws {
+                logger: Logger = Logger(), signInRequestsPerMinute: Int = 600) throws {
         guard let secretKey = configuration.secretKey else {
             throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing")
         }
@@ -40,7 +41,7 @@ public final class BridgeApp: Sendable {
         self.logger = logger
         self.secretKey = secretKey
         accessTokens = AccessTokens(secretKey: secretKey, issuer: configuration.publicURL, lifetime: Self.accessTokenLifetime)
-        apiRateLimiter = RateLimiter(perMinute: apiRequestsPerMinute, burst: max(10, apiRequestsPerMinute / 6))
+        signInRateLimiter = RateLimiter(perMinute: signInRequestsPerMinute, burst: max(10, signInRequestsPerMinute / 6))
         pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
         staticFiles = try StaticFiles(directory: resourcesDirectory + "/Public")
         keys = JWKSCache(url: configuration.appleIDURL + "/auth/keys", transport: transport, clock: clock) { event, detail in

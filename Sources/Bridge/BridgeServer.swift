@@ -11,7 +11,7 @@ public final class BridgeServer {
 
     public init(configuration: BridgeConfiguration, resourcesDirectory: String,
                 transport: any AppleHTTPTransport = URLSessionTransport(), clock: Clock = .system,
-                logger: Logger = Logger(), server: ServerConfiguration? = nil, apiRequestsPerMinute: Int = 600) throws {
+                logger: Logger = Logger(), server: ServerConfiguration? = nil, signInRequestsPerMinute: Int = 600) throws {
         var configuration = configuration
         if configuration.secretKey == nil {
             configuration.secretKey = try DevelopmentSecret.loadOrCreate(at: "data/dev-secret.key")
@@ -27,7 +27,7 @@ public final class BridgeServer {
             throw ConfigurationError("BRIDGE_DATABASE", "cannot be opened: \(error)")
         }
         app = try BridgeApp(configuration: configuration, store: store, resourcesDirectory: resourcesDirectory,
-                            transport: transport, clock: clock, logger: logger, apiRequestsPerMinute: apiRequestsPerMinute)
+                            transport: transport, clock: clock, logger: logger, signInRequestsPerMinute: signInRequestsPerMinute)
         var listener = server ?? ServerConfiguration()
         listener.host = configuration.host
         listener.port = configuration.port

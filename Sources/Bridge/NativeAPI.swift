@@ -208,7 +208,7 @@ extension BridgeApp {
     }
 
     func admit(_ request: Request) throws {
-        let verdict = apiRateLimiter.admit(request.clientAddress, now: clock.now)
+        let verdict = signInRateLimiter.admit(request.clientAddress, now: clock.now)
         guard verdict.allowed else {
             var error = APIError(429, "rate_limited", "Too many requests; try again in \(verdict.retryAfter) seconds.")
             error.headers.set("Retry-After", String(verdict.retryAfter))

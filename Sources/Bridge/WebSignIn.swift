@@ -23,6 +23,13 @@ extension BridgeApp {
         guard configuration.servicesID != nil || !configuration.bundleIDs.isEmpty else {
             return pages.render("login", status: 503, ["title": "Sign in", "webConfigured": false, "showButton": false])
         }
+        let verdict = signInRateLimiter.admit(request.clientAddress, now: clock.now)
+        guard verdict.allowed else {
+            var response = pages.error(status: 429, heading: "Too many sign-in attempts",
+                                       message: "Please wait \(verdict.retryAfter) seconds and try again.", retryURL: nil)
+            response.headers.set("Retry-After", String(verdict.retryAfter))
+            return response
+        }
         let now = clock.now
         let attempt = LoginAttempt(state: Tokens.random(), nonce: Tokens.random(), bindingHash: "",
                                    createdAt: now, expiresAt: now.addingTimeInterval(Self.loginAttemptLifetime),

@@ -52,7 +52,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     var simulatorPort: Int { simulatorHTTP.port }
     var app: BridgeApp { server.app }
 
-    init(_ settings: [String: String] = [:], startSimulator: Bool = true, apiRequestsPerMinute: Int = 6000) throws {
+    init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
@@ -74,7 +74,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         let configuration = try BridgeConfiguration(values: values, mode: .development)
         server = try BridgeServer(configuration: configuration, resourcesDirectory: packageRoot,
                                   transport: URLSessionTransport(timeout: 2), clock: clock.clock, logger: .silent,
-                                  apiRequestsPerMinute: apiRequestsPerMinute)
+                                  signInRequestsPerMinute: signInRequestsPerMinute)
         try server.start()
     }
 

@@ -307,7 +307,7 @@ struct NativeAPITests {
 
     @Test("too many requests from one address get 429 with Retry-After")
     func rateLimit() throws {
-        let harness = try BridgeHarness(apiRequestsPerMinute: 60)
+        let harness = try BridgeHarness(signInRequestsPerMinute: 60)
         var statuses: [Int] = []
         for _ in 0..<15 { statuses.append(try harness.api("/api/auth/nonce").status) }
         #expect(statuses.prefix(10).allSatisfy { $0 == 200 })
@@ -319,6 +319,11 @@ struct NativeAPITests {
         let other = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/api/auth/nonce",
                                               headers: [("X-Forwarded-For", "198.51.100.7, 203.0.113.9")])
         #expect(other.status == 200)
+        // The login page writes a row too, so it shares the limit.
+        let page = try RawHTTPClient.request(port: harness.port, path: "/login")
+        #expect(page.status == 429)
+        #expect(page.header("Retry-After") != nil)
+        #expect(HTMLDocument(page.text).first("//h1")?.text.contains("Too many sign-in attempts") == true)
     }
 
     @Test("a web (Services ID) token on the API needs a nonce this server issued")
