@@ -105,10 +105,7 @@ public final class BridgeApp: Sendable {
         return { path, status, message in
             var response = shaped(path, status, message)
             if response.isHTML {
-                response.headers.set("Content-Security-Policy", policy)
-                response.headers.set("X-Content-Type-Options", "nosniff")
-                response.headers.set("Referrer-Policy", "no-referrer")
-                response.headers.set("X-Frame-Options", "DENY")
+                SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
             }
             return response
         }

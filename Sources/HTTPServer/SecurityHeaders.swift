@@ -30,13 +30,16 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         return response
     }
 
+    /// The headers every HTML page gets; also for pages answered outside a responder chain (e.g. a 413).
+    public static func addBrowserHeaders(to headers: inout HTTPHeaders, contentSecurityPolicy: String) {
+        if !headers.contains("Content-Security-Policy") { headers.set("Content-Security-Policy", contentSecurityPolicy) }
+        headers.set("X-Content-Type-Options", "nosniff")
+        headers.set("Referrer-Policy", "no-referrer")
+        headers.set("X-Frame-Options", "DENY")
+    }
+
     private func apply(to headers: inout HTTPHeaders, isHTML: Bool, request: Request, setsCookie: Bool) {
-        if isHTML {
-            if !headers.contains("Content-Security-Policy") { headers.set("Content-Security-Policy", contentSecurityPolicy) }
-            headers.set("X-Content-Type-Options", "nosniff")
-            headers.set("Referrer-Policy", "no-referrer")
-            headers.set("X-Frame-Options", "DENY")
-        }
+        if isHTML { Self.addBrowserHeaders(to: &headers, contentSecurityPolicy: contentSecurityPolicy) }
         let cookies = request.cookies
         let carriesSession = setsCookie || request.bearerToken != nil || sessionCookieNames.contains { cookies[$0] != nil }
         if carriesSession { headers.set("Cache-Control", "no-store") }
