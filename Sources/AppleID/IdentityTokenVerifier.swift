@@ -91,7 +91,7 @@ public final class IdentityTokenVerifier: Sendable {
             subject: subject, audience: audience, issuer: issuer, email: email,
             emailVerified: Self.flexibleBool(claims["email_verified"]),
             isPrivateEmail: Self.flexibleBool(claims["is_private_email"]),
-            realUserStatus: claims["real_user_status"]?.doubleValue.map { Int($0) },
+            realUserStatus: claims["real_user_status"]?.doubleValue.flatMap { Int(exactly: $0) },
             nonceVerified: nonceVerified,
             issuedAt: Date(timeIntervalSince1970: issuedAt), expiresAt: Date(timeIntervalSince1970: expiry),
             authTime: claims["auth_time"]?.doubleValue.map { Date(timeIntervalSince1970: $0) })
@@ -105,9 +105,8 @@ public final class IdentityTokenVerifier: Sendable {
             if let audience = entries[0].stringValue { return audience }
             throw .wrongAudience("")
         case let .array(entries)?:
-            // Several audiences: refuse unless exactly one is ours (OIDC core 3.1.3.7 would also want azp).
-            let ours = entries.compactMap(\.stringValue).filter { $0 == policy.servicesID || policy.bundleIDs.contains($0) }
-            if ours.count == 1 { return ours[0] }
+            // Apple issues one audience. Several are refused outright: OIDC Core 3.1.3.7 rejects tokens naming
+            // audiences this client does not trust, and one token must not serve two clients.
             throw .wrongAudience(entries.compactMap(\.stringValue).joined(separator: ","))
         default:
             throw .wrongAudience("")

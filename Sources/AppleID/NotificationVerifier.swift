@@ -5,6 +5,8 @@ import JOSE
 /// RS256-signed with the same keys as identity tokens, its `events` claim a JSON string (or object).
 public final class NotificationVerifier: Sendable {
     public static let maximumBodyLength = 65_536
+    /// How old an event may be (Apple delivers promptly and retries for a limited time).
+    public static let maximumAge: TimeInterval = 7 * 86_400
 
     private let keys: JWKSCache
     private let issuers: [String]
@@ -35,7 +37,11 @@ public final class NotificationVerifier: Sendable {
             guard let expiry = expiry.doubleValue else { throw .malformed("exp is not a number") }
             guard now < expiry + leeway else { throw .expired }
         }
-        if let issuedAt = claims["iat"]?.doubleValue, issuedAt > now + leeway { throw .issuedInFuture }
+        // Apple's events may carry no exp; iat bounds their age instead, well inside the 30 days their jti is
+        // remembered, so an old captured event cannot be replayed once its jti is forgotten.
+        guard let issuedAt = claims["iat"]?.doubleValue else { throw .malformed("the notification has no iat") }
+        guard issuedAt <= now + leeway else { throw .issuedInFuture }
+        guard issuedAt >= now - Self.maximumAge else { throw .expired }
 
         let event = try events(claims["events"])
         let typeName = event["type"]?.stringValue ?? ""

@@ -153,8 +153,11 @@ public final class BridgeApp: Sendable {
 
     func logout(_ request: Request) throws -> Response {
         var response = Response.redirect(to: "/login")
-        response.setCookie(.expired(CookieNames.session))
-        guard let (session, _) = try currentSession(request) else { return response }
+        guard let (session, _) = try currentSession(request) else {
+            // Only forget a cookie the browser actually sent (a stale one); a cross-site form sends none.
+            if request.cookies[CookieNames.session] != nil { response.setCookie(.expired(CookieNames.session)) }
+            return response
+        }
         guard let presented = request.formBody?["csrf"], ConstantTime.equals(presented, csrfToken(for: session)) else {
             return pages.error(status: 403, heading: "Sign-out refused",
                                message: "This sign-out request did not come from this site. Use the Sign out button on your session page.",
@@ -162,6 +165,7 @@ public final class BridgeApp: Sendable {
         }
         _ = try store.write { try $0.deleteSession(idHash: session.idHash) }
         logger.info("signed_out", ["user_id": String(session.userID)])
+        response.setCookie(.expired(CookieNames.session))
         return response
     }
 

@@ -48,7 +48,8 @@ extension BridgeApp {
         switch outcome {
         case .exchanged: return nil
         case .skipped: return codeSent ? .serverMisconfigured : .missingCode
-        case .failed(.unreachable), .failed(.invalidResponse): return .appleUnavailable
+        case .failed(.unreachable), .failed(.invalidResponse), .failed(.idTokenRejected(.keysUnavailable)):
+            return .appleUnavailable
         case .failed(.apple(code: "invalid_client", advice: _)), .failed(.clientSecretUnavailable): return .serverMisconfigured
         case .failed: return .codeRefused
         }

@@ -10,8 +10,6 @@ extension BridgeApp {
     static let apiNonceLifetime: TimeInterval = 600
     static let apiSessionLifetime: TimeInterval = 30 * 86_400
     static let accessTokenLifetime: TimeInterval = 900
-    /// A refresh token presented again this soon after its rotation is a client racing itself, not a thief.
-    static let refreshRaceWindow: TimeInterval = 10
 
     /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
     static let serverNoncePrefix = "asb."
@@ -56,6 +54,10 @@ extension BridgeApp {
             throw APIError(401, "subject_mismatch", "The user identifier sent with the request is not the token's subject.")
         }
 
+        // Refused here, before the code exchange, so such a request spends nothing at Apple.
+        if identity.audience == configuration.servicesID && !(nonce?.hasPrefix(Self.serverNoncePrefix) ?? false) {
+            throw APIError(401, "nonce_required", "A token for the web Services ID needs a nonce from /api/auth/nonce.")
+        }
         let exchange = exchangeCode(code, identity: identity, flow: .api)
         switch exchangeRefusal(exchange, codeSent: code != nil) {
         case nil:
@@ -124,7 +126,7 @@ extension BridgeApp {
         }
         let now = clock.now
         let replacement = Tokens.random()
-        enum Outcome { case rotated(User, String), race, reused, invalid }
+        enum Outcome { case rotated(User, String), reused, invalid }
         let outcome: Outcome = try store.write { transaction in
             switch try transaction.rotateRefreshToken(tokenHash: Tokens.digest(presented), now: now) {
             case let .rotated(old):
@@ -134,7 +136,8 @@ extension BridgeApp {
                     userID: user.id, createdAt: now, expiresAt: session.expiresAt))
                 return .rotated(user, session.idHash)
             case let .reused(old):
-                if let rotatedAt = old.rotatedAt, now.timeIntervalSince(rotatedAt) < Self.refreshRaceWindow { return .race }
+                // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
+                // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
                 try transaction.revokeRefreshFamily(old.familyID)
                 return .reused
             case .expired, .unknown:
@@ -145,8 +148,6 @@ extension BridgeApp {
         case let .rotated(user, sessionIDHash):
             return tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, now: now,
                                  isExistingMember: true)
-        case .race:
-            throw APIError(409, "refresh_in_progress", "This refresh token was just exchanged by another request; use the tokens that request received.")
         case .reused:
             metrics.increment("bridge_refresh_reuse_total")
             logger.warning("refresh_token_reused")

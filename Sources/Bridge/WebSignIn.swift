@@ -149,6 +149,9 @@ extension BridgeApp {
             discard(exchange, clientID: identity.audience)
             return reject(409, "token_replayed", heading: "This Apple sign-in was already used",
                           message: "Each answer from Apple can sign you in once. Please start again.")
+        } catch {
+            discard(exchange, clientID: identity.audience)
+            throw error
         }
         guard case let .signedIn(user, created) = outcome else {
             discard(exchange, clientID: identity.audience)
@@ -202,7 +205,9 @@ extension BridgeApp {
             fields[name].map { .object(["name": .string(name), "value": .string($0)]) }
         }
         posted.append(.object(["name": .string(Self.repostMarker), "value": "1"]))
-        return pages.render("repost", ["title": "Finishing sign-in", "action": "/apple_redirect", "fields": .array(posted)])
+        var response = pages.render("repost", ["title": "Finishing sign-in", "action": "/apple_redirect", "fields": .array(posted)])
+        response.headers.set("Cache-Control", "no-store")  // it holds the identity token and code
+        return response
     }
 
     func cancelledOrFailed(error: String) -> Response {

@@ -263,6 +263,10 @@ struct AppleServerSideTests {
             #expect(try post(harness, wrongAudience).status == 400)
             #expect(try post(harness, "{\"payload\":\"garbage\"}").status == 400)
             #expect(try post(harness, "not json").status == 400)
+            let old = try harness.simulator.mintNotification(type: "account-delete", subject: SimulatedUser.ada.sub,
+                                                             audience: BridgeHarness.servicesID,
+                                                             issuedAt: Date().addingTimeInterval(-8 * 86_400))
+            #expect(try post(harness, old).status == 400)
             #expect(try harness.userCount() == 1)
         }
     }

@@ -108,6 +108,16 @@ struct CallbackRejectionTests {
         }
     }
 
+    @Test("a token naming several audiences is refused, even when one is ours")
+    func severalAudiences() throws {
+        let harness = try BridgeHarness()
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "not this service") { login in
+            [("state", login.state), ("id_token", try webToken(harness, login) {
+                $0.extra["aud"] = .array([.string(BridgeHarness.servicesID), "com.attacker.app"])
+            })]
+        }
+    }
+
     @Test("an expired token is refused")
     func expired() throws {
         let harness = try BridgeHarness()

@@ -110,9 +110,15 @@ struct WebSignInTests {
         let forged = try browser.post("/logout", form: [("csrf", "forged")])
         #expect(forged.status == 403)
         #expect(try browser.get("/session").status == 200)
+        // A cross-site form carries no Lax cookie: nothing happens, and no cookie is cleared.
+        let crossSite = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/logout",
+                                                  headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "")
+        #expect(crossSite.status == 303)
+        #expect(crossSite.headerValues("Set-Cookie").isEmpty)
         let out = try browser.post("/logout", form: [("csrf", csrf)])
         #expect(out.status == 303)
         #expect(out.header("Location") == "/login")
+        #expect(out.setCookieHeader("asb_session")?.contains("Max-Age=0") == true)
         let after = try browser.get("/session")
         #expect(after.status == 303)
         #expect(after.header("Location") == "/login")
@@ -136,6 +142,7 @@ struct WebSignInTests {
         browser.forgetBindingCookies()
         let repost = try browser.post("/apple_redirect", form: fields)
         #expect(repost.status == 200)
+        #expect(repost.header("Cache-Control") == "no-store")
         let page = HTMLDocument(repost.text)
         #expect(page.first("//form[@id='repost']")?.attributes["action"] == "/apple_redirect")
         #expect(page.first("//script[@src='/public/js/repost.js']") != nil)
