@@ -12,6 +12,7 @@ apple-signin-bridge \(version) — finishes Sign in with Apple for browsers, And
 Usage:
   apple-signin-bridge serve [--config FILE]     run the server (configuration from the environment; FILE adds keys)
   apple-signin-bridge dev [--config FILE]       run with development defaults and the local Apple ID simulator
+                                                (on SIMULATOR_PORT from the environment, else BRIDGE_PORT+1)
   apple-signin-bridge verify-token TOKEN [--nonce N] [--code C] [--config FILE]
                                                 verify an identity token and print its claims or why it fails
   apple-signin-bridge doctor [--online] [--config FILE]
@@ -19,6 +20,8 @@ Usage:
   apple-signin-bridge client-secret [--client-id ID] [--config FILE]
                                                 print an ES256 client secret, for trying Apple's endpoints with curl
   apple-signin-bridge --help | --version
+
+Every command also takes --resources DIR: the folder with Templates/ and Public/ (found automatically otherwise).
 
 Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRIDGE_DATABASE BRIDGE_SECRET_KEY
   APPLE_SERVICES_ID APPLE_BUNDLE_IDS APPLE_TEAM_ID APPLE_KEY_ID APPLE_PRIVATE_KEY_PATH APPLE_ID_URL APPLE_ISSUER
@@ -36,6 +39,9 @@ struct Arguments {
     var positional: [String] = []
     var options: [String: String] = [:]
 
+    /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
+    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id"]
+
     init(_ raw: [String]) {
         var rest = raw[...]
         if let first = rest.first, !first.hasPrefix("-") {
@@ -47,6 +53,9 @@ struct Arguments {
                 options[argument] = ""
             } else if argument.hasPrefix("--") {
                 let parts = argument.dropFirst(2).split(separator: "=", maxSplits: 1)
+                guard Self.valueOptions.contains(String(parts.first ?? "")) else {
+                    fail("unknown option \(argument.split(separator: "=").first ?? ""); try apple-signin-bridge --help")
+                }
                 if parts.count == 2 {
                     options[String(parts[0])] = String(parts[1])
                 } else if let value = rest.popFirst() {
@@ -91,13 +100,16 @@ func resources() -> String {
 }
 
 /// Runs until SIGINT/SIGTERM, then shuts down gracefully and exits 0.
-func run(_ server: BridgeServer, extra: [HTTPServer] = []) -> Never {
+func run(_ server: BridgeServer, extra: [HTTPServer] = [], banner: String? = nil) -> Never {
+    let configuration = server.app.configuration
     do {
         try server.start()
     } catch {
-        fail("cannot start: \(error)", code: 1)
+        fail("configuration error: BRIDGE_PORT \(configuration.port) cannot be listened on at \(configuration.host) (in use by another program, or not allowed)", code: 1)
     }
-    let configuration = server.app.configuration
+    if let banner {
+        FileHandle.standardOutput.write(Data((banner + "\n").utf8))  // unbuffered: shows at once, even in a pipe
+    }
     logger.info("listening", ["address": "\(configuration.host):\(server.http.port)", "public_url": configuration.publicURL,
                               "mode": configuration.mode.rawValue, "apple_id_url": configuration.appleIDURL])
     let signal = ShutdownSignals.wait()
@@ -120,12 +132,14 @@ case "serve":
 
 case "dev":
     ShutdownSignals.block()
-    let port = Int(environment["BRIDGE_PORT"] ?? "8080") ?? 8080
     var defaults = [
         "APPLE_SERVICES_ID": "dev.applesigninbridge.web",
         "APPLE_BUNDLE_IDS": "dev.applesigninbridge.app",
     ]
-    let simulatorWanted = environment["APPLE_ID_URL"] == nil
+    // Read once without the simulator to learn the port (environment or --config) and whether Apple is named.
+    let preliminary = loadConfiguration(mode: .development, defaults: defaults)
+    let port = preliminary.port
+    let simulatorWanted = preliminary.appleIDURL == "https://appleid.apple.com"
     let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
     var simulatorServer: HTTPServer?
     if simulatorWanted {
@@ -138,20 +152,20 @@ case "dev":
             defaults["APPLE_ID_URL"] = "http://127.0.0.1:\(listener.port)"
             logger.info("simulator_listening", ["url": "http://127.0.0.1:\(listener.port)"])
         } catch {
-            fail("cannot start the Apple ID simulator on 127.0.0.1:\(simulatorPort): \(error)", code: 1)
+            fail("configuration error: SIMULATOR_PORT \(simulatorPort) cannot be listened on at 127.0.0.1 (in use by another program?)", code: 1)
         }
     }
     let configuration = loadConfiguration(mode: .development, defaults: defaults)
     do {
         let server = try BridgeServer(configuration: configuration, resourcesDirectory: resources(), logger: logger)
-        print("AppleSignInBridge (development) — open \(configuration.publicURL)/login")
-        run(server, extra: simulatorServer.map { [$0] } ?? [])
+        run(server, extra: simulatorServer.map { [$0] } ?? [],
+            banner: "AppleSignInBridge (development) — open \(configuration.publicURL)/login")
     } catch {
         fail(String(describing: error), code: 1)
     }
 
 case "verify-token":
-    guard let token = arguments.positional.first else { fail("usage: apple-signin-bridge verify-token TOKEN [--nonce N]") }
+    guard let token = arguments.positional.first else { fail("usage: apple-signin-bridge verify-token TOKEN [--nonce N] [--code C] [--config FILE]") }
     let configuration = loadConfiguration(mode: .development)
     let keys = JWKSCache(url: configuration.appleIDURL + "/auth/keys", transport: URLSessionTransport())
     let verifier = IdentityTokenVerifier(

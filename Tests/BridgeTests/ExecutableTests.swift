@@ -89,6 +89,26 @@ struct ExecutableTests {
         #expect(lines.first?.hasPrefix(expected) == true, "stderr: \(result.errors)")
     }
 
+    @Test("a mistyped option is refused instead of ignored")
+    func unknownOption() throws {
+        let result = try RunningProcess(["serve", "--conifg", "bridge.env"], environment: [:]).wait()
+        #expect(result.status == 2)
+        #expect(result.errors == "unknown option --conifg; try apple-signin-bridge --help\n")
+    }
+
+    @Test("a port already in use stops start-up with one line naming BRIDGE_PORT")
+    func portInUse() throws {
+        let directory = try temporaryDirectory()
+        let port = freeLoopbackPort()
+        let first = try RunningProcess(["serve"], environment: validEnvironment(port: port, directory: directory))
+        defer { kill(first.process.processIdentifier, SIGTERM); _ = first.wait() }
+        for _ in 0..<100 where (try? RawHTTPClient.request(port: port, path: "/healthz")) == nil { usleep(50_000) }
+        let second = try RunningProcess(["serve"], environment: validEnvironment(port: port, directory: try temporaryDirectory())).wait()
+        #expect(second.status == 1)
+        let lines = second.errors.split(separator: "\n").filter { !$0.hasPrefix("time=") }
+        #expect(lines == ["configuration error: BRIDGE_PORT \(port) cannot be listened on at 127.0.0.1 (in use by another program, or not allowed)"])
+    }
+
     @Test("a missing secret key stops `serve` with one line naming it")
     func missingSecret() throws {
         var environment = validEnvironment(port: freeLoopbackPort(), directory: try temporaryDirectory())
