@@ -48,13 +48,12 @@ struct DoctorTests {
 
     @Test("online: Apple's keys are reachable and the client secret is accepted — or invalid_client is explained")
     func online() throws {
-        let simulator = try AppleIDSimulator()
-        let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
-        try listener.start()
-        defer { listener.shutdown() }
+        let running = try RunningSimulator()
+        defer { withExtendedLifetime(running) {} }  // keep it listening until the test ends
+        let simulator = running.simulator
         let key = try TestClientKey(directory: try keyDirectory())
         simulator.registerClientKey(teamID: TestClientKey.teamID, keyID: TestClientKey.keyID, publicKey: key.key.publicKey)
-        let url = "http://127.0.0.1:\(listener.port)"
+        let url = running.url
 
         let good = Doctor.run(environment: environment(publicURL: "https://login.example.com", keyPath: key.path, appleIDURL: url),
                               configFile: nil, online: true)

@@ -186,11 +186,10 @@ struct ExecutableTests {
 
     @Test("verify-token prints the verified claims, or the exact reason it fails")
     func verifyToken() throws {
-        let simulator = try AppleIDSimulator()
-        let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
-        try listener.start()
-        defer { listener.shutdown() }
-        let environment = ["APPLE_ID_URL": "http://127.0.0.1:\(listener.port)", "APPLE_BUNDLE_IDS": "com.example.app"]
+        let running = try RunningSimulator()
+        defer { withExtendedLifetime(running) {} }  // keep it listening until the test ends
+        let simulator = running.simulator
+        let environment = ["APPLE_ID_URL": running.url, "APPLE_BUNDLE_IDS": "com.example.app"]
         let token = try simulator.mintIdentityToken(IdentityTokenClaims(audience: "com.example.app", subject: "001.verify.me",
                                                                         nonce: "n0nce", email: "v@example.com"))
         let good = try RunningProcess(["verify-token", token, "--nonce", "n0nce"], environment: environment).wait()

@@ -37,6 +37,21 @@ func freeLoopbackPort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// The Apple ID simulator alone on a free loopback port, stopped when the value goes away.
+final class RunningSimulator {
+    let simulator: AppleIDSimulator
+    private let listener: HTTPServer
+    var url: String { "http://127.0.0.1:\(listener.port)" }
+
+    init() throws {
+        simulator = try AppleIDSimulator()
+        listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
+        try listener.start()
+    }
+
+    deinit { listener.shutdown() }
+}
+
 /// The real server and the Apple ID simulator, each listening on loopback, with a fresh SQLite file.
 final class BridgeHarness: @unchecked Sendable {  // immutable after init
     static let servicesID = "com.example.web"
