@@ -58,21 +58,4 @@ public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible 
         case .codeHashMismatch: "the token's c_hash does not match the authorization code"
         }
     }
-
-    /// What a person is told.
-    public var userMessage: String {
-        switch self {
-        case .keysUnavailable:
-            "We could not reach Apple to check your sign-in. Please try again in a minute."
-        case .expired, .issuedTooLongAgo:
-            "Your Apple sign-in took too long and has expired. Please sign in again."
-        case .nonceMismatch, .missingNonce, .codeHashMismatch:
-            "This Apple sign-in does not belong to the sign-in you started here. Please start again."
-        default:
-            "We could not verify your sign-in with Apple, so you have not been signed in. Please try again."
-        }
-    }
-
-    /// 503 when Apple's keys cannot be had at all; otherwise the token is refused (401).
-    public var httpStatus: Int { self == .keysUnavailable ? 503 : 401 }
 }

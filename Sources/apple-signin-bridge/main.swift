@@ -120,8 +120,7 @@ func run(_ server: BridgeServer, extra: [HTTPServer] = [], banner: String? = nil
     exit(0)
 }
 
-switch arguments.command {
-case "serve":
+func serve() -> Never {
     ShutdownSignals.block()
     let configuration = loadConfiguration(mode: .production)
     do {
@@ -129,8 +128,10 @@ case "serve":
     } catch {
         fail(String(describing: error), code: 1)
     }
+}
 
-case "dev":
+/// Development: development defaults, and the Apple ID simulator unless APPLE_ID_URL names another Apple.
+func dev() -> Never {
     ShutdownSignals.block()
     var defaults = [
         "APPLE_SERVICES_ID": "dev.applesigninbridge.web",
@@ -138,22 +139,11 @@ case "dev":
     ]
     // Read once without the simulator to learn the port (environment or --config) and whether Apple is named.
     let preliminary = loadConfiguration(mode: .development, defaults: defaults)
-    let port = preliminary.port
-    let simulatorWanted = preliminary.appleIDURL == "https://appleid.apple.com"
-    let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
     var simulatorServer: HTTPServer?
-    if simulatorWanted {
-        do {
-            let simulator = try AppleIDSimulator(logger: logger)
-            let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
-                                      responder: simulator, logger: logger)
-            try listener.start()
-            simulatorServer = listener
-            defaults["APPLE_ID_URL"] = "http://127.0.0.1:\(listener.port)"
-            logger.info("simulator_listening", ["url": "http://127.0.0.1:\(listener.port)"])
-        } catch {
-            fail("configuration error: SIMULATOR_PORT \(simulatorPort) cannot be listened on at 127.0.0.1 (in use by another program?)", code: 1)
-        }
+    if preliminary.appleIDURL == "https://appleid.apple.com" {
+        let listener = startSimulator(bridgePort: preliminary.port)
+        simulatorServer = listener
+        defaults["APPLE_ID_URL"] = "http://127.0.0.1:\(listener.port)"
     }
     let configuration = loadConfiguration(mode: .development, defaults: defaults)
     do {
@@ -163,45 +153,68 @@ case "dev":
     } catch {
         fail(String(describing: error), code: 1)
     }
+}
 
-case "verify-token":
+/// The simulator on SIMULATOR_PORT from the environment, else the bridge's port + 1.
+func startSimulator(bridgePort port: Int) -> HTTPServer {
+    let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
+    do {
+        let simulator = try AppleIDSimulator(logger: logger)
+        let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
+                                  responder: simulator, logger: logger)
+        try listener.start()
+        logger.info("simulator_listening", ["url": "http://127.0.0.1:\(listener.port)"])
+        return listener
+    } catch {
+        fail("configuration error: SIMULATOR_PORT \(simulatorPort) cannot be listened on at 127.0.0.1 (in use by another program?)", code: 1)
+    }
+}
+
+func verifyToken() -> Never {
     guard let token = arguments.positional.first else { fail("usage: apple-signin-bridge verify-token TOKEN [--nonce N] [--code C] [--config FILE]") }
     let configuration = loadConfiguration(mode: .development)
-    let keys = JWKSCache(url: configuration.appleIDURL + "/auth/keys", transport: URLSessionTransport())
-    let verifier = IdentityTokenVerifier(
-        policy: VerificationPolicy(issuers: configuration.issuers, servicesID: configuration.servicesID,
-                                   bundleIDs: configuration.bundleIDs), keys: keys)
+    let apple = CompositionRoot.appleServices(configuration, clientKey: nil, transport: URLSessionTransport())
     do {
-        let identity = try verifier.verify(token, context: VerificationContext(
+        let identity = try apple.verifier.verify(token, context: VerificationContext(
             expectedNonce: arguments.options["nonce"], authorizationCode: arguments.options["code"]))
         print(TokenReport.describe(identity))
         exit(0)
     } catch {
         fail("invalid (\(error.code)): \(error.description)", code: 1)
     }
+}
 
-case "doctor":
+func doctor() -> Never {
     let findings = Doctor.run(environment: environment, configFile: arguments.options["config"],
                               online: arguments.options["--online"] != nil)
     findings.forEach { print($0.description) }
     exit(findings.contains { $0.level == .error } ? 1 : 0)
+}
 
-case "client-secret":
+func clientSecret() -> Never {
     let configuration = loadConfiguration(mode: .development)
-    guard let teamID = configuration.teamID, let keyID = configuration.keyID, let path = configuration.privateKeyPath else {
+    guard configuration.teamID != nil, configuration.keyID != nil, configuration.privateKeyPath != nil else {
         fail("configuration error: APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are needed to sign a client secret")
     }
     guard let clientID = arguments.options["client-id"] ?? configuration.servicesID ?? configuration.bundleIDs.first else {
         fail("name the client with --client-id (a Services ID or bundle ID)")
     }
     do {
-        let key = try AppleClientKey.load(teamID: teamID, keyID: keyID, path: path)
+        guard let key = try CompositionRoot.clientKey(configuration) else { fail("no client key is configured") }
         print(try ClientSecretProvider(key: key).secret(for: clientID))
         exit(0)
+    } catch let error as ConfigurationError {
+        fail(error.description)
     } catch {
         fail("configuration error: APPLE_PRIVATE_KEY_PATH \(error)")
     }
+}
 
-default:
-    fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
+switch arguments.command {
+case "serve": serve()
+case "dev": dev()
+case "verify-token": verifyToken()
+case "doctor": doctor()
+case "client-secret": clientSecret()
+default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }

@@ -12,25 +12,13 @@ public final class BridgeServer {
     public init(configuration: BridgeConfiguration, resourcesDirectory: String,
                 transport: any AppleHTTPTransport = URLSessionTransport(), clock: Clock = .system,
                 logger: Logger = Logger(), server: ServerConfiguration? = nil, signInRequestsPerMinute: Int = 600) throws {
-        var configuration = configuration
-        if configuration.secretKey == nil {
-            configuration.secretKey = try DevelopmentSecret.loadOrCreate(at: "data/dev-secret.key")
-        }
-        let store: any Store
-        do {
-            store = try StoreFactory.open(configuration.database)
-            let applied = try store.migrate()
-            if !applied.isEmpty {
-                logger.info("migrations_applied", ["versions": applied.map(String.init).joined(separator: ",")])
-            }
-        } catch {
-            throw ConfigurationError("BRIDGE_DATABASE", "cannot be opened: \(error)")
-        }
-        app = try BridgeApp(configuration: configuration, store: store, resourcesDirectory: resourcesDirectory,
-                            transport: transport, clock: clock, logger: logger, signInRequestsPerMinute: signInRequestsPerMinute)
+        app = try CompositionRoot.application(configuration: configuration, resourcesDirectory: resourcesDirectory,
+                                              transport: transport, clock: clock, logger: logger,
+                                              signInRequestsPerMinute: signInRequestsPerMinute)
+        let store = app.store
         var listener = server ?? ServerConfiguration()
-        listener.host = configuration.host
-        listener.port = configuration.port
+        listener.host = app.configuration.host
+        listener.port = app.configuration.port
         http = HTTPServer(configuration: listener, responder: app.makeResponder(), logger: logger,
                           refusal: app.refusalResponse)
         // Housekeeping: expired rows, and Apple revocations that failed before (retried with backoff).

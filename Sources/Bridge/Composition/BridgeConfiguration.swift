@@ -1,25 +1,12 @@
 import Foundation
 
-/// A start-up setting that is missing or malformed. Its description is the one line the operator sees.
-public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
-    public let key: String
-    public let problem: String
-
-    public init(_ key: String, _ problem: String) {
-        self.key = key
-        self.problem = problem
-    }
-
-    public var description: String { "configuration error: \(key) \(problem)" }
-}
-
 /// How the server was started. Development mode trusts the local Apple ID simulator and may generate a secret key.
 public enum RunMode: String, Sendable {
     case production
     case development
 }
 
-/// Every setting of the configuration contract in DESIGN.md, validated.
+/// Every setting of the service (the keys in `keys`, read from the environment or a config file), validated.
 public struct BridgeConfiguration: Sendable {
     public var mode: RunMode
     public var host: String
@@ -27,7 +14,7 @@ public struct BridgeConfiguration: Sendable {
     /// External base URL without a trailing slash.
     public var publicURL: String
     public var database: String
-    /// Nil only in development mode until `resolveDevelopmentSecret` fills it.
+    /// Nil only in development mode, until the composition root loads or creates the development secret.
     public var secretKey: [UInt8]?
     public var servicesID: String?
     public var bundleIDs: [String]

@@ -5,9 +5,8 @@ import JOSE
 struct AppleTokenVault: Sendable {
     private let key: [UInt8]
 
-    init(secretKey: [UInt8]) {
-        key = (try? HKDFSHA256.derive(key: secretKey, salt: Array("AppleSignInBridge".utf8),
-                                      info: Array("apple-refresh-token-v1".utf8), length: 32)) ?? Array(secretKey.prefix(32))
+    init(key: [UInt8]) {
+        self.key = key
     }
 
     func seal(_ token: String, clientID: String) throws -> [UInt8] {

@@ -1,0 +1,29 @@
+import HTTPServer
+
+/// How one route group shows errors: a response for each error it knows, and one for everything else.
+protocol ErrorPresenter: Sendable {
+    /// The response for an error this group knows; nil for any other.
+    func response(for error: any Error, to request: Request) -> Response?
+    /// The answer to an error nobody expected (a bug, a database failure).
+    func internalError(for request: Request) -> Response
+}
+
+/// Wraps a group's routes: every error they throw becomes the group's response. An error nobody expected is logged
+/// by its type only (never request data) and answered as an internal error.
+struct ErrorMapping<Presenter: ErrorPresenter>: Sendable {
+    let presenter: Presenter
+    let logger: Logger
+
+    func respond(to request: Request, with handler: Router.Handler) throws -> Response {
+        do {
+            return try handler(request)
+        }
+        // Every group's errors pass through this one `do`. An error the HTTP server itself acts on (not one to show)
+        // must leave here unchanged: add `catch let error as <ThatType> { throw error }` above the catch-all below.
+        catch {
+            if let response = presenter.response(for: error, to: request) { return response }
+            logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
+            return presenter.internalError(for: request)
+        }
+    }
+}

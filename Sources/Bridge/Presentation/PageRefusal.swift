@@ -1,0 +1,19 @@
+/// Why a page route refused a person, beyond a sign-in failure: the reasons only the browser flows have.
+enum PageRefusal: Error, Equatable {
+    case missingState
+    case unknownState
+    case stateExpired
+    /// The binding cookie names another browser than the one that started the sign-in.
+    case stateFromOtherBrowser
+    case missingIDToken
+    /// Apple reported an error to the callback; nil for one this server does not name.
+    case appleReportedError(AppleOAuthError?)
+    /// A form post to a signed-in page without this session's CSRF token.
+    case signOutNotFromThisSite
+    case deletionNotFromThisSite
+}
+
+/// A client asked too often; `retryAfter` seconds until it may again.
+struct RateLimited: Error, Equatable {
+    let retryAfter: Int
+}

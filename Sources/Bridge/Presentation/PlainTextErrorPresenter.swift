@@ -1,0 +1,14 @@
+import HTTPServer
+
+/// Errors of the operational routes (`/healthz`, `/metrics`, `/public/`) as one line of plain text: their clients
+/// are probes, scrapers and stylesheets, not people.
+struct PlainTextErrorPresenter: ErrorPresenter {
+    func response(for error: any Error, to request: Request) -> Response? {
+        guard let error = error as? HTTPError else { return nil }
+        return .text(error.message + "\n", status: error.status)
+    }
+
+    func internalError(for request: Request) -> Response {
+        .text("The server could not answer this request. Please try again.\n", status: 500)
+    }
+}

@@ -1,0 +1,111 @@
+import AppleID
+import Foundation
+import HTTPServer
+import JOSE
+import Mustache
+import Storage
+
+/// `POST /apple_redirect`: Apple's form_post (web flow), or an app's webview handing over a native sign-in's
+/// result (webview flow). Checks the login attempt and its browser binding, verifies the identity token, then
+/// hands it to the sign-in service.
+struct AppleRedirect: Sendable {
+    /// Field names the callback reads; anything else posted is ignored.
+    static let callbackFields = ["state", "code", "id_token", "user", "error"]
+    static let repostMarker = "asb_repost"
+    /// The errors Apple documents for the callback; any other is reported as "other".
+    static let reportedAppleErrors: Set<AppleOAuthError> = [
+        .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedResponseType, .invalidScope,
+        .accessDenied,
+    ]
+
+    enum Binding {
+        case bound, cookieDropped, otherBrowser
+    }
+
+    let servicesID: String?
+    let store: any Store
+    let clock: Clock
+    let verifier: IdentityTokenVerifier
+    let exchanger: CodeExchanger
+    let signIn: SignInService
+    let pages: Pages
+    let webErrors: WebErrorPresenter
+    let metrics: Metrics
+    let logger: Logger
+
+    func finish(_ request: Request, _ fields: FormFields) throws -> Response {
+        if let error = fields["error"], !error.isEmpty { return try appleReportedError(error) }
+        let (state, attempt) = try liveAttempt(fields)
+        switch bindingCheck(request, state: state, attempt: attempt, fields: fields) {
+        case .bound:
+            break
+        case .cookieDropped:
+            metrics.increment("bridge_callback_reposts_total")
+            return repostPage(fields)
+        case .otherBrowser:
+            throw PageRefusal.stateFromOtherBrowser
+        }
+        guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
+        let identity: AppleIdentity
+        do {
+            identity = try verifier.verify(idToken, context: VerificationContext(expectedNonce: attempt.nonce,
+                                                                                   authorizationCode: fields["code"]))
+        } catch {
+            throw SignInFailure.tokenRejected(error)
+        }
+        let flow: SignInFlow = identity.audience == servicesID ? .web : .webviewNative
+        let signedIn = try signIn.signIn(SignInRequest(
+            identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
+            codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
+            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
+        var response = Response.redirect(to: "/session")
+        response.setCookie(BrowserSessions.cookie(sessionID: signedIn.sessionID))
+        response.setCookie(.expired(CookieNames.binding(forState: state), path: CookieNames.bindingPath, sameSite: .none))
+        return response
+    }
+
+    /// The state the callback names, and its login attempt: known, not yet used, not expired.
+    func liveAttempt(_ fields: FormFields) throws -> (state: String, attempt: LoginAttempt) {
+        guard let state = fields["state"], !state.isEmpty else { throw PageRefusal.missingState }
+        let stateDigest = SecretTokens.digest(state)
+        let now = clock.now
+        guard let attempt = try store.read({ try $0.loginAttempt(state: stateDigest) }),
+              ConstantTime.equals(attempt.state, stateDigest) else { throw PageRefusal.unknownState }
+        if attempt.consumedAt != nil { throw SignInFailure.loginAttemptAlreadyUsed }
+        if attempt.expiresAt <= now { throw PageRefusal.stateExpired }
+        return (state, attempt)
+    }
+
+    func bindingCheck(_ request: Request, state: String, attempt: LoginAttempt, fields: FormFields) -> Binding {
+        let cookies = request.cookies
+        if let value = cookies[CookieNames.binding(forState: state)] {
+            return ConstantTime.equals(SecretTokens.digest(value), attempt.bindingHash) ? .bound : .otherBrowser
+        }
+        // No cookie for this attempt. A browser that has cookies for other attempts is another browser; one
+        // with none may have dropped the cross-site cookie, so it gets one same-origin re-POST, not more.
+        let hasOtherBindings = cookies.keys.contains { $0.hasPrefix(CookieNames.bindingPrefix) }
+        if hasOtherBindings || fields[Self.repostMarker] != nil { return .otherBrowser }
+        return .cookieDropped
+    }
+
+    func repostPage(_ fields: FormFields) -> Response {
+        var posted: [MustacheValue] = Self.callbackFields.compactMap { name in
+            fields[name].map { .object(["name": .string(name), "value": .string($0)]) }
+        }
+        posted.append(.object(["name": .string(Self.repostMarker), "value": "1"]))
+        var response = pages.render("repost", ["title": "Finishing sign-in", "action": "/apple_redirect", "fields": .array(posted)])
+        response.headers.set("Cache-Control", "no-store")  // it holds the identity token and code
+        return response
+    }
+
+    /// Apple's `error` field: a cancel is an ordinary answer; anything else refuses the sign-in.
+    func appleReportedError(_ code: String) throws(PageRefusal) -> Response {
+        let error = AppleOAuthError(rawValue: code)
+        guard error == .userCancelledAuthorize else {
+            throw .appleReportedError(error.flatMap { Self.reportedAppleErrors.contains($0) ? $0 : nil })
+        }
+        metrics.increment("bridge_callback_rejections_total", ["reason": "user_cancelled"])
+        logger.info("sign_in_cancelled")
+        return webErrors.page(WebErrorPresenter.Description(status: 200, reasonCode: "user_cancelled"))
+    }
+}

@@ -1,0 +1,140 @@
+import AppleID
+import Foundation
+import HTTPServer
+import JOSE
+import Storage
+
+/// The JSON API for apps: server nonces, sign-in with an identity token (in every field shape apps send),
+/// rotating refresh tokens with reuse detection, logout, `GET /api/me` and `DELETE /api/me`.
+struct NativeAPI: Sendable {
+    static let nonceLifetime: TimeInterval = 600
+    static let accessTokenLifetime: TimeInterval = 900
+    static let idTokenFields = ["idToken", "identityToken", "id_token", "token"]
+    static let codeFields = ["authorizationCode", "authorizeCode", "code"]
+
+    let store: any Store
+    let clock: Clock
+    let verifier: IdentityTokenVerifier
+    let exchanger: CodeExchanger
+    let signIn: SignInService
+    let accessTokens: AccessTokens
+    let accountDeletion: AccountDeletion
+    let metrics: Metrics
+    let logger: Logger
+
+    func issueNonce(_ request: Request) throws -> Response {
+        let now = clock.now
+        let nonce = APINonce(nonce: SignInService.serverNoncePrefix + SecretTokens.random(), createdAt: now,
+                             expiresAt: now.addingTimeInterval(Self.nonceLifetime))
+        try store.write { try $0.insertAPINonce(nonce) }
+        return .json(JSONValue.object([
+            "nonce": .string(nonce.nonce), "expiresIn": .number(Self.nonceLifetime),
+            "expiresAt": .string(ISO8601DateFormatter().string(from: nonce.expiresAt)),
+        ]).serialized())
+    }
+
+    func signIn(_ request: Request) throws -> Response {
+        let body = try Self.jsonObject(request)
+        guard let idToken = Self.firstString(body, Self.idTokenFields) else { throw APIError.missingIDToken }
+        let code = Self.firstString(body, Self.codeFields)
+        let nonce = Self.firstString(body, ["nonce"])
+        if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.count > 200 { throw APIError.invalidDeviceID }
+        let identity = try verify(idToken, nonce: nonce, code: code)
+        if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
+            throw APIError.subjectMismatch
+        }
+        // Refused here too, before the code exchange, so such a request spends nothing at Apple.
+        if signIn.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
+        let signedIn = try signIn.signIn(SignInRequest(
+            identity: identity, identityToken: idToken, flow: .api, proof: .apiNonce(nonce),
+            codeExchange: exchanger.exchange(code: code, identity: identity, flow: .api),
+            displayName: DisplayName.fromAPIBody(body), grant: .appSession))
+        return tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
+                             refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+    }
+
+    private func verify(_ idToken: String, nonce: String?, code: String?) throws(SignInFailure) -> AppleIdentity {
+        do {
+            return try verifier.verify(idToken, context: VerificationContext(
+                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil))
+        } catch {
+            metrics.increment("bridge_api_rejections_total", ["reason": error.code])
+            logger.warning("api_sign_in_rejected", ["reason": error.code])
+            throw .tokenRejected(error)
+        }
+    }
+
+    func refresh(_ request: Request) throws -> Response {
+        let body = try Self.jsonObject(request)
+        guard let presented = Self.firstString(body, ["refreshToken", "refresh_token"]) else {
+            throw APIError.missingRefreshToken
+        }
+        let now = clock.now
+        let replacement = SecretTokens.random()
+        switch try rotate(presented, replacement: replacement, now: now) {
+        case let .rotated(user, sessionIDHash):
+            return tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
+        case .reused:
+            metrics.increment("bridge_refresh_reuse_total")
+            logger.warning("refresh_token_reused")
+            throw APIError.refreshTokenReused
+        case .invalid:
+            throw APIError.invalidRefreshToken
+        }
+    }
+
+    private enum Rotation { case rotated(User, String), reused, invalid }
+
+    private func rotate(_ presented: String, replacement: String, now: Date) throws -> Rotation {
+        try store.write { transaction in
+            switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
+            case let .rotated(old):
+                guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .invalid }
+                try transaction.insertRefreshToken(RefreshToken(
+                    tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
+                    userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+                return .rotated(user, session.idHash)
+            case let .reused(old):
+                // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
+                // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
+                try transaction.revokeRefreshFamily(old.familyID)
+                return .reused
+            case .expired, .unknown:
+                return .invalid
+            }
+        }
+    }
+
+    func logout(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+        _ = try store.write { try $0.deleteSession(idHash: caller.session.idHash) }
+        logger.info("signed_out", ["user_id": String(caller.session.userID), "flow": "api"])
+        return Response(status: 204)
+    }
+
+    func me(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+        let (session, user) = (caller.session, caller.user)
+        var fields: [String: JSONValue] = [
+            "memberId": .number(Double(user.id)), "sub": .string(user.providerUserID),
+            "emailVerified": .bool(user.emailVerified), "isPrivateEmail": .bool(user.isPrivateEmail),
+            "flow": .string(session.signInFlow.rawValue), "nonceVerified": .bool(session.nonceVerified),
+            "emailForwardingEnabled": .bool(user.emailForwardingEnabled),
+        ]
+        fields["email"] = user.email.map { .string($0) } ?? .null
+        fields["displayName"] = user.displayName.map { .string($0) } ?? .null
+        return .json(JSONValue.object(fields).serialized())
+    }
+
+    func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+        let result = try accountDeletion.deleteAccount(userID: caller.user.id)
+        return .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
+    }
+
+    func tokenResponse(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) -> Response {
+        .json(JSONValue.object([
+            "accessToken": .string(accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: clock.now)),
+            "refreshToken": .string(refreshToken), "tokenType": "Bearer",
+            "expiresIn": .number(Self.accessTokenLifetime), "memberId": .number(Double(user.id)),
+            "isExistingMember": .bool(isExistingMember),
+        ]).serialized())
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import HTTPServer
+import Mustache
+import Storage
+
+/// The signed-in person's pages: `GET /session`, `POST /logout` and `POST /account/delete`.
+struct SessionPages: Sendable {
+    let store: any Store
+    let pages: Pages
+    let accountDeletion: AccountDeletion
+    let logger: Logger
+
+    func show(_ request: Request, _ visit: SignedInVisit) throws -> Response {
+        let (session, user) = (visit.session, visit.user)
+        var userContext: [String: MustacheValue] = [
+            "sub": .string(user.providerUserID), "emailVerified": .bool(user.emailVerified),
+            "isPrivateEmail": .bool(user.isPrivateEmail),
+        ]
+        if let email = user.email { userContext["email"] = .string(email) }
+        if let name = user.displayName, !name.isEmpty { userContext["displayName"] = .string(name) }
+        let flow = session.signInFlow
+        return pages.render("session", [
+            "title": "Signed in", "user": .object(userContext), "flow": .string(flow.rawValue),
+            "flowLabel": .string(flow.label), "nonceVerified": .bool(session.nonceVerified),
+            "signedInAt": .string(Self.displayTime(session.createdAt)), "csrfToken": .string(visit.csrfToken),
+        ])
+    }
+
+    func logout(_ request: Request, _ visit: SignedInVisit) throws -> Response {
+        _ = try store.write { try $0.deleteSession(idHash: visit.session.idHash) }
+        logger.info("signed_out", ["user_id": String(visit.session.userID)])
+        var response = Response.redirect(to: "/login")
+        response.setCookie(.expired(CookieNames.session))
+        return response
+    }
+
+    /// Signing out without a live session: only forget a cookie the browser actually sent (a stale one);
+    /// a cross-site form sends none.
+    func logoutWithoutSession(_ request: Request) -> Response {
+        var response = Response.redirect(to: "/login")
+        if request.cookies[CookieNames.session] != nil { response.setCookie(.expired(CookieNames.session)) }
+        return response
+    }
+
+    /// A confirmation page first; with `confirm=yes`, the deletion.
+    func deleteAccount(_ request: Request, _ visit: SignedInVisit) throws -> Response {
+        guard request.formBody?["confirm"] == "yes" else {
+            var userContext: [String: MustacheValue] = [:]
+            if let name = visit.user.displayName { userContext["displayName"] = .string(name) }
+            if let email = visit.user.email { userContext["email"] = .string(email) }
+            return pages.render("account-delete", ["title": "Delete your account", "csrfToken": .string(visit.csrfToken),
+                                                   "user": .object(userContext)])
+        }
+        let result = try accountDeletion.deleteAccount(userID: visit.user.id)
+        var response = pages.render("account-deleted", [
+            "title": "Account deleted", "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
+            "nothingToRevoke": .bool(result == .none),
+        ])
+        response.setCookie(.expired(CookieNames.session))
+        return response
+    }
+
+    static func displayTime(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+    }
+}

@@ -1,0 +1,80 @@
+import AppleID
+import Foundation
+import HTTPServer
+import Storage
+
+/// Account deletion: revoke at Apple, then delete everything of the user. A revocation Apple does not accept
+/// now is queued (still encrypted) and retried with backoff until it is: never silently dropped.
+struct AccountDeletion: Sendable {
+    enum RevocationResult: String {
+        case revoked, queued, none
+    }
+
+    let store: any Store
+    let clock: Clock
+    let vault: AppleTokenVault
+    let appleTokens: AppleTokenClient?
+    let metrics: Metrics
+    let logger: Logger
+
+    /// Deletes the user after trying to revoke their Apple token; returns what happened at Apple.
+    func deleteAccount(userID: Int64) throws -> RevocationResult {
+        let record = try store.read { try $0.appleToken(userID: userID) }
+        var result = RevocationResult.none
+        var queue: AppleTokenRecord?
+        if let record {
+            if let appleTokens, let token = try? vault.open(record.encryptedRefreshToken, clientID: record.clientID),
+               (try? appleTokens.revoke(token: token, clientID: record.clientID)) != nil {
+                result = .revoked
+            } else {
+                result = .queued
+                queue = record
+            }
+        }
+        let now = clock.now
+        try store.write { transaction in
+            if let queue {
+                _ = try transaction.enqueueRevocation(clientID: queue.clientID, encryptedToken: queue.encryptedRefreshToken,
+                                                      tokenTypeHint: "refresh_token", now: now)
+            }
+            try transaction.deleteUser(id: userID)
+        }
+        metrics.increment("bridge_accounts_deleted_total", ["apple_revocation": result.rawValue])
+        logger.info("account_deleted", ["user_id": String(userID), "apple_revocation": result.rawValue])
+        return result
+    }
+
+    /// One pass of the revocation queue; returns how many revocations completed.
+    func processDueRevocations(limit: Int) -> Int {
+        guard let appleTokens else { return 0 }
+        let now = clock.now
+        guard let due = try? store.read({ try $0.dueRevocations(now: now, limit: limit) }) else { return 0 }
+        var done = 0
+        for item in due where revoke(item, client: appleTokens, now: now) {
+            done += 1
+        }
+        return done
+    }
+
+    private func revoke(_ item: PendingRevocation, client: AppleTokenClient, now: Date) -> Bool {
+        let attempts = String(item.attempts + 1)
+        do {
+            let token = try vault.open(item.encryptedToken, clientID: item.clientID)
+            try client.revoke(token: token, tokenTypeHint: item.tokenTypeHint, clientID: item.clientID)
+            try store.write { try $0.completeRevocation(id: item.id) }
+            logger.info("apple_revocation_completed", ["attempts": attempts])
+            return true
+        } catch let error as AppleTokenError where error.appleOAuthError == .invalidGrant {
+            // Apple no longer knows the token (already revoked, or the user removed the app): nothing is left to do.
+            _ = try? store.write { try $0.completeRevocation(id: item.id) }
+            logger.info("apple_revocation_unneeded", ["attempts": attempts])
+        } catch {
+            // Backoff doubles from 30 s up to 6 h.
+            let delay = min(30 * pow(2, Double(item.attempts)), 21_600)
+            let reason = (error as? AppleTokenError)?.description ?? "the stored token could not be decrypted"
+            _ = try? store.write { try $0.postponeRevocation(id: item.id, nextAttemptAt: now.addingTimeInterval(delay), error: reason) }
+            logger.warning("apple_revocation_postponed", ["attempts": attempts, "retry_in_s": String(Int(delay)), "reason": reason])
+        }
+        return false
+    }
+}

@@ -1,0 +1,148 @@
+import AppleID
+import Foundation
+import HTTPServer
+import Storage
+
+/// Everything the one sign-in transaction needs to know about a verified identity.
+struct SignInRequest: Sendable {
+    var identity: AppleIdentity
+    /// The identity token as received, remembered (by digest) so it signs in only once.
+    var identityToken: String
+    var flow: SignInFlow
+    var proof: SignInProof
+    var codeExchange: CodeExchange
+    /// Unsigned, from the client; already cleaned.
+    var displayName: String?
+    var grant: SessionGrant
+}
+
+/// What ties the identity token to a sign-in this server started, spent inside the transaction.
+enum SignInProof: Sendable {
+    /// The web callback's login attempt, by the digest of its state; the token's nonce was checked against it.
+    case loginAttempt(stateDigest: String)
+    /// The nonce an app sent, if any: one this server issued is spent; the app's own was only matched by the verifier.
+    case apiNonce(String?)
+}
+
+/// What a successful sign-in opens.
+enum SessionGrant: Sendable {
+    /// A session named by a cookie.
+    case browserSession
+    /// A longer session for an app, with a rotating refresh token.
+    case appSession
+}
+
+/// A finished sign-in: the secrets to hand to the client, shown once and stored only as digests.
+struct SignedIn: Sendable {
+    var user: User
+    var isNewUser: Bool
+    var sessionID: String
+    var sessionIDHash: String
+    var refreshToken: String?
+    var nonceVerified: Bool
+}
+
+/// The one sign-in transaction, whichever route a verified identity came through: refuse a failed required code
+/// exchange, spend the proof (login attempt or nonce), remember the token against replay, create or update the
+/// user, keep Apple's refresh token, and open the session. Knows nothing of HTTP; a refusal is a `SignInFailure`,
+/// anything else thrown is a store failure.
+struct SignInService: Sendable {
+    static let browserSessionLifetime: TimeInterval = 7 * 86_400
+    static let appSessionLifetime: TimeInterval = 30 * 86_400
+    /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
+    static let serverNoncePrefix = "asb."
+
+    let store: any Store
+    let clock: Clock
+    let vault: AppleTokenVault
+    let exchanger: CodeExchanger
+    let servicesID: String?
+    /// How long after its expiry the verifier still accepts a token (clock-skew leeway): it is remembered that long.
+    let replayLeeway: TimeInterval
+    let metrics: Metrics
+    let logger: Logger
+
+    func signIn(_ request: SignInRequest) throws -> SignedIn {
+        if let refusal = exchanger.refusal(request.codeExchange) { throw SignInFailure.codeExchange(refusal) }
+        let now = clock.now
+        let signedIn: SignedIn
+        do {
+            signedIn = try store.write { try signIn(request, in: $0, now: now) }
+        } catch {
+            exchanger.discard(request.codeExchange, clientID: request.identity.audience)
+            throw error
+        }
+        metrics.increment("bridge_sign_ins_total", ["flow": request.flow.rawValue])
+        logger.info("signed_in", ["user_id": String(signedIn.user.id), "flow": request.flow.rawValue,
+                                  "new_user": String(signedIn.isNewUser), "nonce_verified": String(signedIn.nonceVerified)])
+        return signedIn
+    }
+
+    /// A token for the web Services ID was minted for a web sign-in; elsewhere it must carry a nonce this server
+    /// issued, or a web token intercepted before its callback could be spent there.
+    func needsServerNonce(_ identity: AppleIdentity) -> Bool { identity.audience == servicesID }
+
+    static func isServerNonce(_ nonce: String?) -> Bool { nonce?.hasPrefix(serverNoncePrefix) ?? false }
+
+    private func signIn(_ request: SignInRequest, in transaction: any StoreTransaction, now: Date) throws -> SignedIn {
+        let identity = request.identity
+        let nonceVerified = try spend(request.proof, identity: identity, in: transaction, now: now)
+        try recordTokenUse(request.identityToken, identity: identity, in: transaction, now: now)
+        if case .apiNonce = request.proof, needsServerNonce(identity), !nonceVerified { throw SignInFailure.nonceRequired }
+        let profile = AppleUserProfile(sub: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
+                                       isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName)
+        let (user, created) = try transaction.upsertAppleUser(profile, now: now)
+        if let refresh = request.codeExchange.appleRefreshToken {
+            try transaction.upsertAppleToken(AppleTokenRecord(
+                userID: user.id, clientID: identity.audience,
+                encryptedRefreshToken: try vault.seal(refresh, clientID: identity.audience), updatedAt: now))
+        }
+        let sessionID = SecretTokens.random()
+        let lifetime = request.grant == .appSession ? Self.appSessionLifetime : Self.browserSessionLifetime
+        let session = Session(idHash: SecretTokens.digest(sessionID), userID: user.id, flow: request.flow.rawValue,
+                              nonceVerified: nonceVerified, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
+        try transaction.insertSession(session)
+        var refreshToken: String?
+        if request.grant == .appSession {
+            let token = SecretTokens.random()
+            try transaction.insertRefreshToken(RefreshToken(
+                tokenHash: SecretTokens.digest(token), familyID: SecretTokens.random(), sessionIDHash: session.idHash,
+                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+            refreshToken = token
+        }
+        return SignedIn(user: user, isNewUser: created, sessionID: sessionID, sessionIDHash: session.idHash,
+                        refreshToken: refreshToken, nonceVerified: nonceVerified)
+    }
+
+    /// Spends the proof; true when it shows the token's nonce is one this server issued for this sign-in.
+    private func spend(_ proof: SignInProof, identity: AppleIdentity, in transaction: any StoreTransaction,
+                       now: Date) throws -> Bool {
+        switch proof {
+        case let .loginAttempt(stateDigest):
+            guard try transaction.consumeLoginAttempt(state: stateDigest, now: now) else {
+                throw SignInFailure.loginAttemptAlreadyUsed
+            }
+            return identity.nonceVerified
+        case .apiNonce(nil):
+            return false
+        case let .apiNonce(nonce?):
+            switch try transaction.consumeAPINonce(nonce, now: now) {
+            case .consumed: return true
+            case .unknown where Self.isServerNonce(nonce): throw SignInFailure.nonceExpired
+            case .unknown: return false  // the app's own nonce: the token matched it, but this server never issued it
+            case .expired: throw SignInFailure.nonceExpired
+            case .alreadyUsed: throw SignInFailure.nonceAlreadyUsed
+            }
+        }
+    }
+
+    /// One identity token, one sign-in: its digest is kept for as long as the verifier would still accept it.
+    private func recordTokenUse(_ token: String, identity: AppleIdentity, in transaction: any StoreTransaction,
+                                now: Date) throws {
+        let acceptedUntil = identity.expiresAt.addingTimeInterval(replayLeeway)
+        guard try transaction.recordIdentityTokenUse(tokenHash: SecretTokens.digest(token), expiresAt: acceptedUntil,
+                                                     now: now) else {
+            throw SignInFailure.tokenReplayed
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import AppleID
+import HTTPServer
+import Storage
+
+/// An API request with a valid access token: its session and user.
+struct AuthenticatedCaller: Sendable {
+    let session: Session
+    let user: User
+}
+
+/// Checks the `Authorization: Bearer` access token of an API call, and that its session is still live.
+struct BearerAuthentication: Sendable {
+    let accessTokens: AccessTokens
+    let store: any Store
+    let clock: Clock
+
+    func authenticate(_ request: Request) throws -> AuthenticatedCaller {
+        let now = clock.now
+        guard let token = request.bearerToken, let claims = accessTokens.verify(token, now: now) else {
+            throw APIError.unauthorized
+        }
+        guard let (session, user) = try store.read({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
+              session.userID == claims.userID else { throw APIError.unauthorized }
+        return AuthenticatedCaller(session: session, user: user)
+    }
+}
