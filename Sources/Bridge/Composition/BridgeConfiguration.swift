@@ -56,32 +56,55 @@ public struct BridgeConfiguration: Sendable {
     }
 
     public init(values: [String: String], mode: RunMode) throws(ConfigurationError) {
+        let settings = Settings(values: values)
+        self.mode = mode
+        (host, port, publicURL) = try Self.listener(settings, mode: mode)
+        database = try Self.database(settings)
+        secretKey = try Self.secretKey(settings, mode: mode)
+        (servicesID, bundleIDs) = try Self.clientIDs(settings, mode: mode)
+        (teamID, keyID, privateKeyPath) = try Self.signingKey(settings)
+        (appleIDURL, issuers) = try Self.apple(settings, mode: mode)
+        requireCodeExchange = try Self.flag(values, "APPLE_REQUIRE_CODE_EXCHANGE")
+        if requireCodeExchange && privateKeyPath == nil {
+            throw ConfigurationError("APPLE_REQUIRE_CODE_EXCHANGE", "is 1 but APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are not set, so no code can be exchanged")
+        }
+        useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
+    }
+
+    /// The raw values, blank ones read as unset.
+    struct Settings {
+        let values: [String: String]
+
         func value(_ key: String) -> String? {
             guard let raw = values[key]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
             return raw
         }
-        self.mode = mode
-        host = value("BRIDGE_HOST") ?? "127.0.0.1"
-        guard Self.isNumericAddress(host) else {
+    }
+
+    static func listener(_ settings: Settings, mode: RunMode) throws(ConfigurationError) -> (String, Int, String) {
+        let value = settings.value
+        let host = value("BRIDGE_HOST") ?? "127.0.0.1"
+        guard isNumericAddress(host) else {
             throw ConfigurationError("BRIDGE_HOST", "must be a numeric IP address such as 127.0.0.1 or 0.0.0.0 (got \"\(host)\")")
         }
         let portText = value("BRIDGE_PORT") ?? "8080"
         guard let port = Int(portText), (0...65535).contains(port) else {
             throw ConfigurationError("BRIDGE_PORT", "must be a port number from 0 to 65535 (got \"\(portText)\")")
         }
-        self.port = port
 
         let publicURL = value("BRIDGE_PUBLIC_URL") ?? "http://127.0.0.1:\(port == 0 ? 8080 : port)"
         guard let url = URL(string: publicURL), let scheme = url.scheme, ["http", "https"].contains(scheme),
               url.host != nil, url.query == nil, url.fragment == nil else {
             throw ConfigurationError("BRIDGE_PUBLIC_URL", "must be an absolute http(s) URL without query, like https://login.example.com (got \"\(publicURL)\")")
         }
-        if mode == .production && scheme != "https" && !Self.isLoopback(url.host ?? "") {
+        if mode == .production && scheme != "https" && !isLoopback(url.host ?? "") {
             throw ConfigurationError("BRIDGE_PUBLIC_URL", "must use https outside development: Apple only redirects to https (got \"\(publicURL)\")")
         }
-        self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        return (host, port, publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL)
+    }
 
-        database = value("BRIDGE_DATABASE") ?? "sqlite:data/bridge.sqlite3"
+    static func database(_ settings: Settings) throws(ConfigurationError) -> String {
+        let database = settings.value("BRIDGE_DATABASE") ?? "sqlite:data/bridge.sqlite3"
         if database.hasPrefix("sqlite:") {
             guard database.count > "sqlite:".count else {
                 throw ConfigurationError("BRIDGE_DATABASE", "needs a file path after sqlite: (e.g. sqlite:data/bridge.sqlite3)")
@@ -89,27 +112,32 @@ public struct BridgeConfiguration: Sendable {
         } else if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
             // accepted here; the store reports if the backend is unavailable
         } else {
-            throw ConfigurationError("BRIDGE_DATABASE", "must be sqlite:PATH or postgres://… (got \"\(Self.redactedDatabase(database))\")")
+            throw ConfigurationError("BRIDGE_DATABASE", "must be sqlite:PATH or postgres://… (got \"\(redactedDatabase(database))\")")
         }
+        return database
+    }
 
-        if let encoded = value("BRIDGE_SECRET_KEY") {
+    static func secretKey(_ settings: Settings, mode: RunMode) throws(ConfigurationError) -> [UInt8]? {
+        if let encoded = settings.value("BRIDGE_SECRET_KEY") {
             guard let decoded = Data(base64Encoded: encoded), decoded.count >= 32 else {
                 throw ConfigurationError("BRIDGE_SECRET_KEY", "must be base64 of at least 32 random bytes (try: openssl rand -base64 32)")
             }
-            secretKey = Array(decoded)
+            return Array(decoded)
         } else if mode == .development {
-            secretKey = nil
+            return nil
         } else {
             throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing: set it to base64 of at least 32 random bytes (try: openssl rand -base64 32)")
         }
+    }
 
-        servicesID = value("APPLE_SERVICES_ID")
-        if let servicesID, !Self.isClientID(servicesID) {
+    static func clientIDs(_ settings: Settings, mode: RunMode) throws(ConfigurationError) -> (String?, [String]) {
+        let servicesID = settings.value("APPLE_SERVICES_ID")
+        if let servicesID, !isClientID(servicesID) {
             throw ConfigurationError("APPLE_SERVICES_ID", "must look like a reverse-DNS identifier such as com.example.web (got \"\(servicesID)\")")
         }
-        bundleIDs = (value("APPLE_BUNDLE_IDS") ?? "").split(separator: ",")
+        let bundleIDs = (settings.value("APPLE_BUNDLE_IDS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        if let bad = bundleIDs.first(where: { !Self.isClientID($0) }) {
+        if let bad = bundleIDs.first(where: { !isClientID($0) }) {
             throw ConfigurationError("APPLE_BUNDLE_IDS", "must be a comma list of bundle IDs such as com.example.app (got \"\(bad)\")")
         }
         if servicesID == nil && bundleIDs.isEmpty && mode == .production {
@@ -118,22 +146,28 @@ public struct BridgeConfiguration: Sendable {
         if let servicesID, bundleIDs.contains(servicesID) {
             throw ConfigurationError("APPLE_BUNDLE_IDS", "must not repeat the Services ID \(servicesID): web and app client IDs are different identifiers")
         }
+        return (servicesID, bundleIDs)
+    }
 
-        teamID = value("APPLE_TEAM_ID")
-        keyID = value("APPLE_KEY_ID")
-        privateKeyPath = value("APPLE_PRIVATE_KEY_PATH")
-        if let teamID, !Self.isAppleTenCharacterID(teamID) {
+    static func signingKey(_ settings: Settings) throws(ConfigurationError) -> (String?, String?, String?) {
+        let teamID = settings.value("APPLE_TEAM_ID")
+        let keyID = settings.value("APPLE_KEY_ID")
+        let privateKeyPath = settings.value("APPLE_PRIVATE_KEY_PATH")
+        if let teamID, !isAppleTenCharacterID(teamID) {
             throw ConfigurationError("APPLE_TEAM_ID", "must be the 10-character Team ID from your Apple developer account (got \"\(teamID)\")")
         }
-        if let keyID, !Self.isAppleTenCharacterID(keyID) {
+        if let keyID, !isAppleTenCharacterID(keyID) {
             throw ConfigurationError("APPLE_KEY_ID", "must be the 10-character Key ID of your Sign in with Apple key (got \"\(keyID)\")")
         }
         let keySettings: [(String, String?)] = [("APPLE_TEAM_ID", teamID), ("APPLE_KEY_ID", keyID), ("APPLE_PRIVATE_KEY_PATH", privateKeyPath)]
         if keySettings.contains(where: { $0.1 != nil }), let missing = keySettings.first(where: { $0.1 == nil }) {
             throw ConfigurationError(missing.0, "is missing: APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH go together")
         }
+        return (teamID, keyID, privateKeyPath)
+    }
 
-        appleIDURL = value("APPLE_ID_URL") ?? "https://appleid.apple.com"
+    static func apple(_ settings: Settings, mode: RunMode) throws(ConfigurationError) -> (String, [String]) {
+        var appleIDURL = settings.value("APPLE_ID_URL") ?? "https://appleid.apple.com"
         guard let apple = URL(string: appleIDURL), let appleScheme = apple.scheme, ["http", "https"].contains(appleScheme),
               apple.host != nil else {
             throw ConfigurationError("APPLE_ID_URL", "must be an absolute URL such as https://appleid.apple.com (got \"\(appleIDURL)\")")
@@ -143,17 +177,12 @@ public struct BridgeConfiguration: Sendable {
         }
         if appleIDURL.hasSuffix("/") { appleIDURL.removeLast() }
 
-        issuers = (value("APPLE_ISSUER") ?? "https://appleid.apple.com").split(separator: ",")
+        let issuers = (settings.value("APPLE_ISSUER") ?? "https://appleid.apple.com").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if issuers.isEmpty || issuers.contains(where: { URL(string: $0)?.scheme == nil }) {
             throw ConfigurationError("APPLE_ISSUER", "must be a comma list of issuer URLs such as https://appleid.apple.com")
         }
-
-        requireCodeExchange = try Self.flag(values, "APPLE_REQUIRE_CODE_EXCHANGE")
-        if requireCodeExchange && privateKeyPath == nil {
-            throw ConfigurationError("APPLE_REQUIRE_CODE_EXCHANGE", "is 1 but APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are not set, so no code can be exchanged")
-        }
-        useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
+        return (appleIDURL, issuers)
     }
 
     static func flag(_ values: [String: String], _ key: String) throws(ConfigurationError) -> Bool {
