@@ -18,8 +18,9 @@ struct ErrorMapping<Presenter: ErrorPresenter>: Sendable {
         do {
             return try handler(request)
         }
-        // Every group's errors pass through this one `do`. An error the HTTP server itself acts on (not one to show)
-        // must leave here unchanged: add `catch let error as <ThatType> { throw error }` above the catch-all below.
+        // Every group's errors pass through this one `do`, and only an error the HTTP server acts on itself may leave
+        // it: HTTPServer's `OffListenerRequired` (run this request again off the listener threads). Its line goes
+        // here, before the catch-all: `catch let error as OffListenerRequired { throw error }`.
         catch {
             if let response = presenter.response(for: error, to: request) { return response }
             logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
