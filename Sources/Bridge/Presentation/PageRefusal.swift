@@ -12,8 +12,3 @@ enum PageRefusal: Error, Equatable {
     case signOutNotFromThisSite
     case deletionNotFromThisSite
 }
-
-/// A client asked too often; `retryAfter` seconds until it may again.
-struct RateLimited: Error, Equatable {
-    let retryAfter: Int
-}
