@@ -1,18 +1,22 @@
 import JOSE
 
-/// The keys derived from BRIDGE_SECRET_KEY, one per purpose, so no two uses ever share a key.
-/// Derivation either succeeds or stops the start-up: there is no fallback to the raw key.
+/// BRIDGE_SECRET_KEY and the keys derived from it with HKDF, one per purpose. Derivation either succeeds or stops
+/// the start-up: there is no fallback to the raw key.
 struct ServerSecrets: Sendable {
-    /// The configured secret itself; the access tokens derive their own key from it.
+    /// The configured secret itself.
     let secretKey: [UInt8]
     /// Encrypts Apple refresh tokens at rest.
     let appleTokenKey: [UInt8]
-    /// Signs CSRF tokens, which are derived from the session rather than stored.
+    /// Signs the service's access tokens. `AccessTokens` derives the same key from `secretKey` itself; deriving it
+    /// here as well means a derivation failure stops the start-up rather than reaching its fallback.
+    let accessTokenKey: [UInt8]
+    /// Signs CSRF tokens (derived from the session rather than stored): the secret itself, an HMAC key already.
     var csrfKey: [UInt8] { secretKey }
 
     init(secretKey: [UInt8]) throws(ConfigurationError) {
         self.secretKey = secretKey
         appleTokenKey = try Self.derive(secretKey, purpose: "apple-refresh-token-v1")
+        accessTokenKey = try Self.derive(secretKey, purpose: "access-token-v1")
     }
 
     static func derive(_ secretKey: [UInt8], purpose: String) throws(ConfigurationError) -> [UInt8] {
