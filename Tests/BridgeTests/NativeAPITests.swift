@@ -21,10 +21,10 @@ struct NativeAPITests {
         return result.body
     }
 
-    @Suite("Each seed's request shape, as the seed sends it")
+    @Suite("Each client's request shape, as that client sends it")
     struct SeedShapes {
-        @Test("seed 000 (iOS + Node): identityToken, authorizeCode, snsUserId, nulls for the service tokens")
-        func seed000() throws {
+        @Test("an iOS app with a Node back end: identityToken, authorizeCode, snsUserId, nulls for the service tokens")
+        func iOSWithNodeBackEnd() throws {
             let harness = try BridgeHarness()
             let token = try harness.token(audience: NativeAPITests.bundleID, subject: SimulatedUser.ada.sub, nonce: nil, code: "c0de")
             let body = """
@@ -45,8 +45,8 @@ struct NativeAPITests {
             #expect(me.body["flow"]?.stringValue == "api")
         }
 
-        @Test("seed 000 with a snsUserId that is not the token's subject is refused")
-        func seed000Mismatch() throws {
+        @Test("the iOS + Node shape with a snsUserId that is not the token's subject is refused")
+        func iOSWithNodeBackEndSubjectMismatch() throws {
             let harness = try BridgeHarness()
             let token = try harness.token(audience: NativeAPITests.bundleID, subject: SimulatedUser.ada.sub, nonce: nil)
             let result = try harness.api("/api/auth/apple", json: "{\"identityToken\":\"\(token)\",\"snsUserId\":\"someone.else\"}")
@@ -55,8 +55,8 @@ struct NativeAPITests {
             #expect(try harness.userCount() == 0)
         }
 
-        @Test("seed 001 (SwiftUI): {\"token\": …} with sha256(nonce) inside the token and no nonce sent")
-        func seed001() throws {
+        @Test("a SwiftUI app: {\"token\": …} with sha256(nonce) inside the token and no nonce sent")
+        func swiftUIApp() throws {
             let harness = try BridgeHarness()
             let token = try harness.token(audience: NativeAPITests.bundleID, nonce: SHA256.hexDigest(Array("app-local-nonce".utf8)))
             let result = try harness.api("/api/auth/apple", json: "{\"token\":\"\(token)\"}")
@@ -66,8 +66,8 @@ struct NativeAPITests {
             #expect(me.body["nonceVerified"] == .bool(false))
         }
 
-        @Test("seed 002 (Spring): idToken, authorizationCode, raw nonce, deviceId, timezone, locale, fullName components")
-        func seed002() throws {
+        @Test("an app with a Spring back end: idToken, authorizationCode, raw nonce, deviceId, timezone, locale, fullName components")
+        func springBackEnd() throws {
             let harness = try BridgeHarness()
             let raw = "raw-nonce-from-the-app"
             let token = try harness.token(audience: NativeAPITests.bundleID, nonce: SHA256.hexDigest(Array(raw.utf8)), code: "apple-code")
@@ -81,8 +81,8 @@ struct NativeAPITests {
             #expect(me.body["displayName"]?.stringValue == "Grace Hopper")
         }
 
-        @Test("seed 002 with a nonce the token does not carry is refused")
-        func seed002WrongNonce() throws {
+        @Test("the Spring shape with a nonce the token does not carry is refused")
+        func springBackEndWrongNonce() throws {
             let harness = try BridgeHarness()
             let token = try harness.token(audience: NativeAPITests.bundleID, nonce: SHA256.hexDigest(Array("one".utf8)))
             let result = try harness.api("/api/auth/apple", json: "{\"idToken\":\"\(token)\",\"nonce\":\"another\"}")
@@ -90,8 +90,8 @@ struct NativeAPITests {
             #expect(result.body["error"]?.stringValue == "nonce_mismatch")
         }
 
-        @Test("seed 004 (Rails webview): bodiless POST with state and id_token in the query string")
-        func seed004() throws {
+        @Test("a Rails site in an app's webview: bodiless POST with state and id_token in the query string")
+        func railsWebview() throws {
             let harness = try BridgeHarness()
             let browser = TestBrowser(harness)
             let login = try browser.openLogin()

@@ -27,7 +27,7 @@ struct AppleRedirect: Sendable {
     let clock: Clock
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
-    let signIn: SignInService
+    let signInService: SignInService
     let pages: Pages
     let webErrors: WebErrorPresenter
     let metrics: Metrics
@@ -54,7 +54,7 @@ struct AppleRedirect: Sendable {
             throw SignInFailure.tokenRejected(error)
         }
         let flow: SignInFlow = identity.audience == servicesID ? .web : .webviewNative
-        let signedIn = try signIn.signIn(SignInRequest(
+        let signedIn = try signInService.signIn(SignInRequest(
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
             displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))

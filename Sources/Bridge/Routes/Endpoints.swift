@@ -13,15 +13,15 @@ struct Endpoints: Sendable {
     init(_ services: SharedServices, publicDirectory: String) throws {
         let (configuration, store, clock, metrics, logger) = (services.configuration, services.store, services.clock,
                                                               services.metrics, services.logger)
-        let (signIn, exchanger, verifier) = (services.signIn, services.exchanger, services.apple.verifier)
+        let (signIn, exchanger, verifier) = (services.signInService, services.exchanger, services.apple.verifier)
         accountDeletion = services.accountDeletion
         login = LoginPage(configuration: configuration, store: store, clock: clock, pages: services.pages,
                           rateLimit: services.rateLimit, metrics: metrics)
         appleRedirect = AppleRedirect(servicesID: configuration.servicesID, store: store, clock: clock, verifier: verifier,
-                                      exchanger: exchanger, signIn: signIn, pages: services.pages,
+                                      exchanger: exchanger, signInService: signIn, pages: services.pages,
                                       webErrors: WebErrorPresenter(pages: services.pages), metrics: metrics, logger: logger)
         sessionPages = SessionPages(store: store, pages: services.pages, accountDeletion: accountDeletion, logger: logger)
-        nativeAPI = NativeAPI(store: store, clock: clock, verifier: verifier, exchanger: exchanger, signIn: signIn,
+        nativeAPI = NativeAPI(store: store, clock: clock, verifier: verifier, exchanger: exchanger, signInService: signIn,
                               accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
                               logger: logger)
         appleNotifications = AppleNotifications(verifier: services.apple.notifications, store: store, clock: clock,

@@ -16,7 +16,7 @@ struct NativeAPI: Sendable {
     let clock: Clock
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
-    let signIn: SignInService
+    let signInService: SignInService
     let accessTokens: AccessTokens
     let accountDeletion: AccountDeletion
     let metrics: Metrics
@@ -44,8 +44,8 @@ struct NativeAPI: Sendable {
             throw APIError.subjectMismatch
         }
         // Refused here too, before the code exchange, so such a request spends nothing at Apple.
-        if signIn.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
-        let signedIn = try signIn.signIn(SignInRequest(
+        if signInService.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
+        let signedIn = try signInService.signIn(SignInRequest(
             identity: identity, identityToken: idToken, flow: .api, proof: .apiNonce(nonce),
             codeExchange: exchanger.exchange(code: code, identity: identity, flow: .api),
             displayName: DisplayName.fromAPIBody(body), grant: .appSession))

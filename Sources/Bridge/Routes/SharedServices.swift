@@ -27,7 +27,7 @@ struct SharedServices {
                       isRequired: configuration.requireCodeExchange, metrics: metrics, logger: logger)
     }
 
-    var signIn: SignInService {
+    var signInService: SignInService {
         SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, servicesID: configuration.servicesID,
                       replayLeeway: apple.verifier.policy.leeway, metrics: metrics, logger: logger)
     }
