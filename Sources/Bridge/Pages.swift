@@ -134,7 +134,8 @@ extension Pages {
             context["signedInAtText"] = .string(DateFormatting.dateTime(date, language: language))
         }
         context["statusLine"] = .string(catalogs.format("error.status_line", language: language, arguments))
-        if Self.languageSwitchPages.contains(name), catalogs.languages.count > 1 {
+        // The switch's links only work where LanguageSelection reads `?lang=`, which is what sets PageLanguage.
+        if Self.languageSwitchPages.contains(name), catalogs.languages.count > 1, PageLanguage.current != nil {
             context["languageLinks"] = languageLinks(path: "/" + name, current: language)
             context["hasLanguageLinks"] = true
         }

@@ -31,10 +31,13 @@ struct PagesTests {
             #expect(page.first("//title")?.text == "로그인 · AppleSignInBridge")
         }
 
-        @Test("The English login page says Sign in with Apple and links to the Korean one")
+        @Test("The English login page says Sign in with Apple; under LanguageSelection it links to the Korean one")
         func englishLogin() throws {
-            let page = HTMLDocument(try makePages().render("login", language: "en", loginContext).bodyText)
-            #expect(page.first("//a[@id='apple-signin']")?.text.trimmingCharacters(in: .whitespacesAndNewlines) == "Sign in with Apple")
+            let pages = try makePages()
+            let alone = HTMLDocument(pages.render("login", language: "en", loginContext).bodyText)
+            #expect(alone.first("//a[@id='apple-signin']")?.text.trimmingCharacters(in: .whitespacesAndNewlines) == "Sign in with Apple")
+            #expect(alone.first("//nav") == nil, "without LanguageSelection a ?lang= link would do nothing")
+            let page = HTMLDocument(try respond(pages, headers: [("Accept-Language", "en")]).bodyText)
             #expect(page.first("//nav//a[@hreflang='ko']")?.attributes["href"] == "/login?lang=ko")
             #expect(page.first("//nav//*[@aria-current='true']")?.text == "English")
         }
