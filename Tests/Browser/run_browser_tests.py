@@ -21,6 +21,7 @@ import traceback
 import urllib.parse
 import urllib.request
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from cdp import Browser, clean_dir, free_port
 
 EXECUTABLE, RESOURCES, SHOTS = (os.path.abspath(argument) for argument in sys.argv[1:4])
