@@ -319,6 +319,10 @@ def webview_bridge(s, server):
               str(messages[:1])[:120])
         check("the webview stays on /login, the button busy", page.js("location.pathname") == "/login"
               and page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true")
+        s.emulate(390, 844, 3, True, "light")
+        page.settle()
+        s.screenshot(os.path.join(SHOTS, "login-webview-busy-phone-light.png"))
+        s.reset_emulation()
     finally:
         page.call("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
     fields = native_fields(server, link["state"], link["nonce"], link["redirect"])
