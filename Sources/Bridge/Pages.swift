@@ -129,7 +129,7 @@ extension Pages {
         if case .string(let flow)? = given["flow"], catalog.messages["session.flow.\(flow)"] != nil {
             context["flowLabel"] = .string(catalogs.format("session.flow.\(flow)", language: language))
         }
-        if case .string(let shown)? = given["signedInAt"], let date = Self.parseDisplayTime(shown) {
+        if let date = Self.date(given["signedInAt"]) {
             context["signedInAtISO"] = .string(DateFormatting.iso8601(date))
             context["signedInAtText"] = .string(DateFormatting.dateTime(date, language: language))
         }
@@ -207,7 +207,16 @@ extension Pages {
         return escaped
     }
 
-    /// Reads the "2026-12-01 03:04:05 UTC" form the session page is given, to show it per language.
+    /// A moment given as seconds since 1970, or in the "2026-12-01 03:04:05 UTC" display form.
+    static func date(_ value: MustacheValue?) -> Date? {
+        switch value {
+        case .int(let seconds)?: Date(timeIntervalSince1970: TimeInterval(seconds))
+        case .double(let seconds)?: Date(timeIntervalSince1970: seconds)
+        case .string(let text)?: parseDisplayTime(text)
+        default: nil
+        }
+    }
+
     static func parseDisplayTime(_ text: String) -> Date? {
         guard text.hasSuffix(" UTC") else { return nil }
         let iso = text.dropLast(4).replacingOccurrences(of: " ", with: "T") + "Z"

@@ -98,6 +98,11 @@ struct PagesTests {
             #expect(page.first("//time")?.text.contains("2026년 12월 1일") == true)
             #expect(page.first("//h1")?.text == "민지님, 환영합니다")
             #expect(page.first("//*[@id='flow']")?.text == "이 웹사이트(Apple 로그인 페이지)")
+            var fromSeconds = context
+            fromSeconds["signedInAt"] = .int(1_796_094_245)
+            let english = HTMLDocument(try makePages().render("session", language: "en", fromSeconds).bodyText)
+            #expect(english.first("//time")?.attributes["datetime"] == "2026-12-01T03:04:05Z")
+            #expect(english.first("//time")?.text.contains("December 1, 2026") == true)
         }
     }
 
