@@ -26,7 +26,9 @@ let package = Package(
         .target(name: "Storage", dependencies: ["CSQLite"]),
         .target(name: "AppleID", dependencies: ["JOSE"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JOSE"]),
-        .target(name: "Bridge", dependencies: ["HTTPServer", "JOSE", "AppleID", "Storage", "Mustache"]),
+        // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.
+        .target(name: "Localization"),
+        .target(name: "Bridge", dependencies: ["HTTPServer", "JOSE", "AppleID", "Storage", "Mustache", "Localization"]),
         .executableTarget(name: "apple-signin-bridge",
                           dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JOSE"]),
 
@@ -46,8 +48,10 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "AppleIDTests", dependencies: ["AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"]),
         .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JOSE"]),
+        .testTarget(name: "LocalizationTests", dependencies: ["Localization"]),
         .testTarget(name: "BridgeTests",
                     dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "Storage", "TestSupport"]),
+        .testTarget(name: "PagesTests", dependencies: ["Bridge", "Localization", "Mustache", "HTTPServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,30 +3,37 @@
  *
  * The page renders one plain link that works without any script:
  *   <a id="apple-signin" href="AUTHORIZE_URL" data-state data-nonce data-redirect-uri
- *      data-client-id data-scope [data-use-js-sdk="1"] class="apple-button">
+ *      data-client-id data-scope [data-use-js-sdk="1" data-sdk-src="APPLE_SDK_URL"] class="apple-button">
  * Following it takes the browser to Apple, which form_posts back to /apple_redirect.
- * On top of that this script picks one mode per tap:
+ * This script is the page's only script and loads first; nothing of Apple's is fetched before a tap, so a
+ * slow or unreachable CDN can never hold the page. On each tap it picks one mode:
  *
  *  1. iOS hybrid app (WKWebView). If the app registered a script message handler named
  *     "appleLogin" (our documented bridge, see docs/webview-bridge.md) or
- *     "appleLoginButtonClick" (the seed-004 app), the tap posts
- *     {state, nonce, redirectURI} to native code instead of navigating. Native code runs
+ *     "appleLoginButtonClick" (older apps), the tap posts {state, nonce, redirectURI} to native
+ *     code instead of navigating, and Apple's SDK is never looked for. Native code runs
  *     ASAuthorizationAppleIDProvider (request.nonce = nonce, or its SHA-256 hex) and POSTs
  *     id_token, code, state (and user) to redirectURI inside the same webview.
- *  2. Apple's JS SDK (server started with APPLE_JS_SDK=1: the link carries
- *     data-use-js-sdk="1" and the page loads appleid.auth.js first). AppleID.auth.init()
- *     in redirect mode; the tap calls AppleID.auth.signIn() and Apple form_posts back.
- *     If the SDK did not load (blocked, offline) or throws, the plain link is followed.
- *  3. Anything else: nothing to do, the browser follows the link to Apple.
+ *  2. Apple's JS SDK (server started with APPLE_JS_SDK=1: the link carries data-use-js-sdk="1").
+ *     The tap loads data-sdk-src (once), waits at most SDK_TIMEOUT_MS, then AppleID.auth.init()
+ *     in redirect mode and AppleID.auth.signIn(); Apple form_posts back. If the SDK does not
+ *     arrive in time (blocked, offline, a CDN that never answers) or throws, the plain link is
+ *     followed, which reaches the same Apple sign-in.
+ *  3. Anything else: the browser follows the link to Apple.
  *
- * In every mode window.AppleSignInBridge = {state, nonce, redirectURI} is exposed for
- * native code that prefers evaluateJavaScript to message handlers.
+ * While a sign-in is under way the button shows a busy state (aria-busy, and a status line for
+ * screen readers); it is cleared when the page comes back from the history cache or native code
+ * reports nothing (after BUSY_RESET_MS).
+ * In every mode window.AppleSignInBridge = {state, nonce, redirectURI} is exposed for native code
+ * that prefers evaluateJavaScript to message handlers.
  * ES2017, no dependencies, no inline code (the page's CSP allows scripts from 'self' only).
  */
 (() => {
   'use strict';
 
   const NATIVE_HANDLERS = ['appleLogin', 'appleLoginButtonClick'];
+  const SDK_TIMEOUT_MS = 4000;
+  const BUSY_RESET_MS = 8000;
 
   function nativeHandler() {
     const handlers = window.webkit && window.webkit.messageHandlers;
@@ -43,6 +50,30 @@
       !event.metaKey && !event.ctrlKey && !event.shiftKey && !event.altKey;
   }
 
+  function sdkAvailable() {
+    return Boolean(window.AppleID && window.AppleID.auth && typeof window.AppleID.auth.init === 'function');
+  }
+
+  let sdkLoading = null;
+
+  /** Resolves true once Apple's SDK is usable, false if it fails or takes longer than SDK_TIMEOUT_MS. */
+  function loadSdk(src) {
+    if (sdkAvailable()) return Promise.resolve(true);
+    if (!src) return Promise.resolve(false);
+    if (!sdkLoading) {
+      sdkLoading = new Promise((resolve) => {
+        const script = document.createElement('script');
+        script.src = src;
+        script.async = true;
+        script.onload = () => resolve(sdkAvailable());
+        script.onerror = () => resolve(false);
+        document.head.appendChild(script);
+      });
+    }
+    const timeout = new Promise((resolve) => window.setTimeout(() => resolve(false), SDK_TIMEOUT_MS));
+    return Promise.race([sdkLoading, timeout]);
+  }
+
   function init() {
     const link = document.getElementById('apple-signin');
     if (!link || link.dataset.bridgeReady === '1') return;
@@ -56,53 +87,71 @@
     });
     window.AppleSignInBridge = params;
 
-    let sdkReady = false;
-    if (data.useJsSdk === '1' && !nativeHandler() &&
-        window.AppleID && window.AppleID.auth && typeof window.AppleID.auth.init === 'function') {
-      try {
-        window.AppleID.auth.init({
-          clientId: data.clientId || '',
-          scope: data.scope || '',
-          redirectURI: params.redirectURI,
-          state: params.state,
-          nonce: params.nonce,
-          usePopup: false,
-        });
-        sdkReady = true;
-      } catch (error) {
-        sdkReady = false; // keep the plain link
+    const status = document.getElementById('apple-signin-status');
+    let busyTimer = 0;
+    function setBusy(busy) {
+      window.clearTimeout(busyTimer);
+      if (busy) {
+        link.setAttribute('aria-busy', 'true');
+        link.classList.add('is-busy');
+        if (status) status.textContent = status.dataset.busyText || '';
+        busyTimer = window.setTimeout(() => setBusy(false), BUSY_RESET_MS);
+      } else {
+        link.removeAttribute('aria-busy');
+        link.classList.remove('is-busy');
+        if (status) status.textContent = '';
       }
     }
+    // Back from Apple through the history cache: the button must not stay busy.
+    window.addEventListener('pageshow', (event) => { if (event.persisted) setBusy(false); });
 
-    let busyUntil = 0;
+    function followLink() {
+      window.location.assign(link.href);
+    }
+
+    function signInWithSdk() {
+      loadSdk(data.sdkSrc).then((ready) => {
+        if (!ready) { followLink(); return; }
+        try {
+          window.AppleID.auth.init({
+            clientId: data.clientId || '',
+            scope: data.scope || '',
+            redirectURI: params.redirectURI,
+            state: params.state,
+            nonce: params.nonce,
+            usePopup: false,
+          });
+          const result = window.AppleID.auth.signIn();
+          if (result && typeof result.catch === 'function') result.catch(followLink);
+        } catch (error) {
+          followLink();
+        }
+      });
+    }
+
     link.addEventListener('click', (event) => {
       if (!isPlainActivation(event)) return;
+      if (link.getAttribute('aria-busy') === 'true') {
+        event.preventDefault(); // a double tap would open two Apple sheets or two sign-ins
+        return;
+      }
 
       const handler = nativeHandler();
       if (handler) {
         event.preventDefault();
-        const now = Date.now();
-        if (now < busyUntil) return; // a double tap would open two Apple sheets
-        busyUntil = now + 2000;
+        setBusy(true);
         try {
           handler.postMessage({ state: params.state, nonce: params.nonce, redirectURI: params.redirectURI });
         } catch (error) {
-          busyUntil = 0;
-          window.location.assign(link.href);
+          followLink();
         }
         return;
       }
 
-      if (sdkReady) {
+      setBusy(true);
+      if (data.useJsSdk === '1') {
         event.preventDefault();
-        try {
-          const result = window.AppleID.auth.signIn();
-          if (result && typeof result.catch === 'function') {
-            result.catch(() => window.location.assign(link.href));
-          }
-        } catch (error) {
-          window.location.assign(link.href);
-        }
+        signInWithSdk();
       }
       // Otherwise: the default action follows the authorize link.
     });

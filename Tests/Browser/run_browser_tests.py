@@ -1,0 +1,429 @@
+"""Real-browser tests: headless Chromium against `apple-signin-bridge dev` and its Apple ID simulator.
+
+Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge and the JS SDK mode with a CDN that never
+answers; checks every page of the bridge with axe-core at phone (390x844, 3x) and desktop (1280x800) sizes, light
+and dark (no serious or critical violation allowed), and writes a screenshot of each to the screenshot folder.
+Usage: run_browser_tests.py EXECUTABLE RESOURCES_DIR SCREENSHOT_DIR
+Prints one line per check and closes with "N passed, N failed"; exits 1 if anything failed."""
+import base64
+import html
+import importlib.util
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from cdp import Browser, clean_dir, free_port
+
+EXECUTABLE, RESOURCES, SHOTS = (os.path.abspath(argument) for argument in sys.argv[1:4])
+APP_BUNDLE_ID = "dev.applesigninbridge.app"  # the dev server's default APPLE_BUNDLE_IDS
+CDN_HOST = "appleid.cdn-apple.com"
+VARIANTS = [("phone", 390, 844, 3, True), ("desktop", 1280, 800, 1, False)]
+SCHEMES = ["light", "dark"]
+
+
+def axe_source():
+    """axe-core as bundled in the pinned axe-playwright-python wheel (only its axe.min.js is used)."""
+    spec = importlib.util.find_spec("axe_playwright_python")
+    path = os.path.join(spec.submodule_search_locations[0], "axe.min.js")
+    with open(path, encoding="utf-8") as file:
+        return file.read()
+
+
+AXE = axe_source()
+AXE_VERSION = re.search(r"axe v([0-9.]+)", AXE[:200]).group(1)
+
+
+class Results:
+    def __init__(self):
+        self.passed = 0
+        self.failed = []
+        self.axe_summary = []
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print(f"ok   {name}" + (f" — {detail}" if detail else ""), flush=True)
+        else:
+            self.failed.append(name)
+            print(f"FAIL {name}" + (f" — {detail}" if detail else ""), flush=True)
+        return ok
+
+
+class BlackHole:
+    """A loopback listener that accepts connections and never answers: a CDN that hangs."""
+
+    def __init__(self):
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(16)
+        self.port = self.socket.getsockname()[1]
+        self.connections = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections.append(connection)  # held open, never read or answered
+
+
+class Server:
+    """`apple-signin-bridge dev` on free loopback ports with its own temporary data folder."""
+
+    def __init__(self, extra_env=None):
+        self.port, self.simulator_port = free_port(), free_port()
+        self.directory = tempfile.mkdtemp(prefix="asb-browser-")
+        env = dict(os.environ, BRIDGE_PORT=str(self.port), SIMULATOR_PORT=str(self.simulator_port), **(extra_env or {}))
+        for key in ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY"]:
+            env.pop(key, None)
+        self.log = open(os.path.join(self.directory, "server.log"), "w")
+        self.process = subprocess.Popen([EXECUTABLE, "dev", "--resources", RESOURCES], cwd=self.directory, env=env,
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.simulator = f"http://127.0.0.1:{self.simulator_port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(self.base + "/healthz", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the dev server did not start; see {self.log.name}")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+class Session:
+    """The browser tab plus the helpers the flows share."""
+
+    def __init__(self, page, results):
+        self.page = page
+        self.results = results
+
+    def emulate(self, width, height, scale, mobile, scheme):
+        self.page.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=scale,
+                       mobile=mobile)
+        self.page.call("Emulation.setTouchEmulationEnabled", enabled=mobile, maxTouchPoints=5 if mobile else 1)
+        self.page.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": scheme}])
+
+    def reset_emulation(self):
+        self.emulate(1280, 800, 1, False, "light")
+
+    def screenshot(self, path):
+        metrics = self.page.call("Page.getLayoutMetrics")
+        size = metrics.get("cssContentSize") or metrics["contentSize"]
+        shot = self.page.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                              clip={"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1})
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(shot["data"]))
+
+    def axe(self):
+        if not self.page.js("typeof window.axe !== 'undefined'"):
+            self.page.call("Runtime.evaluate", expression=AXE, returnByValue=True)
+        return self.page.js("""axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map(v => ({
+            id: v.id, impact: v.impact, nodes: v.nodes.length,
+            targets: v.nodes.slice(0, 3).map(n => n.target.join(' '))})))""", await_promise=True, timeout=60)
+
+    def check_page(self, name, enforce=True, loading=False):
+        """axe and a screenshot at every size and colour scheme; serious/critical violations fail unless not ours."""
+        for size, width, height, scale, mobile in VARIANTS:
+            for scheme in SCHEMES:
+                self.emulate(width, height, scale, mobile, scheme)
+                self.page.settle(loading)
+                violations = self.axe()
+                if violations is None:
+                    self.results.check(f"axe {name} {size} {scheme}", False, "axe did not run")
+                    continue
+                blocking = [v for v in violations if v["impact"] in ("serious", "critical")]
+                others = [v for v in violations if v not in blocking]
+                self.screenshot(os.path.join(SHOTS, f"{name}-{size}-{scheme}.png"))
+                summary = ", ".join(f"{v['id']} ({v['impact']}, {v['nodes']}: {'; '.join(v['targets'])})"
+                                    for v in blocking) or "no serious/critical"
+                if others:
+                    summary += f"; minor/moderate: {', '.join(v['id'] for v in others)}"
+                self.results.axe_summary.append((name, size, scheme, len(blocking), len(others)))
+                if enforce:
+                    self.results.check(f"axe {name} {size} {scheme}", not blocking, summary)
+                else:
+                    print(f"info axe {name} {size} {scheme} (the simulator, not the bridge's page) — {summary}",
+                          flush=True)
+        self.reset_emulation()
+        self.page.settle(loading)
+
+    def start_sign_in(self, server):
+        page = self.page
+        page.call("Network.clearBrowserCookies")
+        page.navigate(server.base + "/login")
+        page.js("document.getElementById('apple-signin').click()")
+        return page.wait_for("location.pathname === '/auth/authorize' && document.readyState === 'complete'", 10)
+
+    def consent(self, hide_email=False):
+        if hide_email:
+            self.page.js("(document.querySelector('input[name=email_choice][value=hide]') || {}).checked = true")
+        self.page.js("document.querySelector('button[value=continue]').click()")
+
+    def binding_cookie(self, server):
+        cookies = self.page.call("Network.getCookies", urls=[server.base + "/apple_redirect"])["cookies"]
+        return next((c for c in cookies if c["name"].startswith("asb_bind_")), None)
+
+
+# ---- Flows ------------------------------------------------------------------------------------------------------
+
+def web_sign_in(s, server):
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    page.navigate(server.base + "/login")
+    check("login page heading names the site", (page.js("document.querySelector('h1').innerText") or "")
+          .startswith("Sign in to"))
+    check("Apple button says Sign in with Apple",
+          page.js("document.querySelector('#apple-signin').innerText.trim()") == "Sign in with Apple")
+    s.check_page("login")
+    page.js("document.getElementById('apple-signin').click()")
+    at_apple = page.wait_for("location.pathname === '/auth/authorize' && document.readyState === 'complete'")
+    check("the tap leads to the simulator's consent page", at_apple)
+    s.check_page("simulator-consent", enforce=False)
+    s.consent(hide_email=True)
+    signed_in = page.wait_for("location.pathname === '/session' && document.readyState === 'complete'", 15)
+    check("web sign-in lands on /session", signed_in,
+          page.js("document.querySelector('h1') && document.querySelector('h1').innerText") or "")
+    check("session page says how (web)", page.js("document.getElementById('flow').dataset.flow") == "web")
+    s.check_page("session")
+    s.emulate(390, 844, 3, True, "light")
+    page.settle()
+    split = page.js("""[...document.querySelectorAll('.email-part')].filter(e => e.getClientRects().length > 1)
+        .map(e => e.textContent)""")
+    relay = page.js("document.querySelector('.email') && document.querySelector('.email').textContent") or ""
+    check("the relay address never breaks inside a domain label on a phone", split == [] and "privaterelay" in relay,
+          relay)
+    s.reset_emulation()
+    page.js("document.querySelector('details.technical summary').click()")
+    s.check_page("session-details")
+    page.js("document.querySelector('form[action=\"/logout\"] button').click()")
+    check("Sign out returns to /login", page.wait_for("location.pathname === '/login'", 10))
+
+
+def account_deletion(s, server):
+    page, check = s.page, s.results.check
+    s.start_sign_in(server)
+    s.consent()
+    page.wait_for("location.pathname === '/session' && document.readyState === 'complete'", 15)
+    page.js("document.querySelector('form[action=\"/account/delete\"] button').click()")
+    page.wait_for("document.querySelector('input[name=confirm]') !== null", 10)
+    order = page.js("[...document.querySelectorAll('form.actions-confirm > a, form.actions-confirm > button')]"
+                    ".map(e => e.className)")
+    check("Cancel comes before the destructive button", order == ["button", "button-danger"], str(order))
+    s.check_page("account-delete")
+    page.js("document.querySelector('button.button-danger').click()")
+    deleted = page.wait_for("document.querySelector('.lead-primary') !== null", 10)
+    check("account deleted page", deleted)
+    colours = page.js("""[getComputedStyle(document.querySelector('.lead-primary')).color,
+        getComputedStyle(document.querySelector('h1')).color]""")
+    check("the deletion result's main sentence is in the text colour", colours and colours[0] == colours[1],
+          str(colours))
+    s.check_page("account-deleted")
+
+
+def cancel(s, server):
+    page, check = s.page, s.results.check
+    s.start_sign_in(server)
+    page.js("document.querySelector('button[value=cancel]').click()")
+    shown = page.wait_for("document.querySelector('h1') && document.querySelector('h1').innerText === "
+                          "'Sign-in cancelled'", 10)
+    check("cancel shows a neutral Sign-in cancelled page", shown)
+    text = page.js("document.querySelector('main').innerText") or ""
+    check("no '!' and no error code on the cancelled page", "!" not in text and "Error" not in text
+          and page.js("document.querySelector('.error-icon') === null"), text.replace("\n", " | "))
+    check("one action on the cancelled page", page.js("document.querySelectorAll('main a').length") == 1)
+    s.check_page("cancelled")
+
+
+def repost(s, server):
+    """Apple's cross-site POST arrives without the SameSite=None binding cookie: the re-POST page finishes it."""
+    page, check = s.page, s.results.check
+    s.start_sign_in(server)
+    cookie = s.binding_cookie(server)
+    check("the login page set a binding cookie", cookie is not None)
+    if cookie is None:
+        return
+    page.call("Network.deleteCookies", name=cookie["name"], url=server.base + "/apple_redirect")
+    # Hold repost.js so the page can be looked at before it submits itself.
+    page.call("Fetch.enable", patterns=[{"urlPattern": "*/public/js/repost.js*", "requestStage": "Request"}])
+    try:
+        s.consent()
+        paused = page.wait_event("Fetch.requestPaused", 15)
+        check("the callback without the cookie answers with the re-POST page", paused is not None and
+              page.wait_for("document.getElementById('repost') !== null", 5))
+        if paused is None:
+            return
+        s.check_page("repost", loading=True)
+        page.call("Network.setCookie", name=cookie["name"], value=cookie["value"], url=server.base + "/apple_redirect",
+                  path=cookie["path"], secure=cookie["secure"], httpOnly=cookie["httpOnly"], sameSite="None")
+        page.call("Fetch.continueRequest", requestId=paused["requestId"])
+    finally:
+        page.call("Fetch.disable")
+    check("the re-POST, now with its cookie, signs in", page.wait_for("location.pathname === '/session'", 15))
+
+
+FAKE_HANDLER = """
+window.__appleLoginMessages = [];
+window.webkit = { messageHandlers: { appleLogin: { postMessage: (message) => {
+  window.__appleLoginMessages.push(JSON.parse(JSON.stringify(message))); } } } };
+"""
+
+
+def native_fields(server, state, nonce, redirect_uri):
+    """What an iOS app's native sign-in hands back: a real token for the app's bundle ID from the simulator."""
+    query = urllib.parse.urlencode({"client_id": APP_BUNDLE_ID, "redirect_uri": redirect_uri,
+                                    "response_type": "code id_token", "scope": "name email",
+                                    "response_mode": "form_post", "state": state, "nonce": nonce})
+    consent = urllib.request.urlopen(server.simulator + "/auth/authorize?" + query, timeout=10).read().decode()
+    user = re.search(r'name="user" value="([^"]+)"', consent).group(1)
+    form = urllib.parse.parse_qsl(query) + [("user", html.unescape(user)), ("action", "continue")]
+    answer = urllib.request.urlopen(server.simulator + "/auth/authorize",
+                                    data=urllib.parse.urlencode(form).encode(), timeout=10).read().decode()
+    return {html.unescape(n): html.unescape(v)
+            for n, v in re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)"', answer)}
+
+
+def webview_bridge(s, server):
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    script = page.call("Page.addScriptToEvaluateOnNewDocument", source=FAKE_HANDLER)["identifier"]
+    try:
+        page.navigate(server.base + "/login")
+        link = page.js("({state: document.getElementById('apple-signin').dataset.state, "
+                       "nonce: document.getElementById('apple-signin').dataset.nonce, "
+                       "redirect: document.getElementById('apple-signin').dataset.redirectUri})")
+        page.js("document.getElementById('apple-signin').click()")
+        time.sleep(0.3)
+        messages = page.js("window.__appleLoginMessages") or []
+        check("the tap goes to the native handler with this sign-in's state and nonce",
+              len(messages) == 1 and messages[0].get("state") == link["state"]
+              and messages[0].get("nonce") == link["nonce"] and messages[0].get("redirectURI") == link["redirect"],
+              str(messages[:1])[:120])
+        check("the webview stays on /login, the button busy", page.js("location.pathname") == "/login"
+              and page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true")
+        s.emulate(390, 844, 3, True, "light")
+        page.settle()
+        s.screenshot(os.path.join(SHOTS, "login-webview-busy-phone-light.png"))
+        s.reset_emulation()
+    finally:
+        page.call("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
+    fields = native_fields(server, link["state"], link["nonce"], link["redirect"])
+    # Native code posts Apple's answer to redirectURI inside the same webview.
+    page.js("""((action, fields) => { const form = document.createElement('form'); form.method = 'post';
+        form.action = action; for (const [name, value] of Object.entries(fields)) { const input =
+        document.createElement('input'); input.type = 'hidden'; input.name = name; input.value = value;
+        form.appendChild(input); } document.body.appendChild(form); form.submit(); })(%s, %s)"""
+            % (json.dumps(link["redirect"]), json.dumps({k: fields[k] for k in ("state", "id_token", "code")
+                                                              if k in fields})))
+    landed = page.wait_for("location.pathname === '/session' && document.readyState === 'complete'", 15)
+    check("the native post lands on /session as a webview-native sign-in", landed and
+          page.js("document.getElementById('flow').dataset.flow") == "webview-native"
+          and (page.js("document.getElementById('nonce-verified').textContent") or "").startswith("Yes"))
+
+
+def js_sdk_cdn_never_answers(s, server, black_hole):
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    started = time.time()
+    page.call("Page.navigate", url=server.base + "/login")
+    loaded = page.wait_for("document.readyState === 'complete' && location.pathname === '/login'", 5)
+    elapsed = time.time() - started
+    check("APPLE_JS_SDK=1: the login page finishes loading with the CDN hanging", loaded, f"{elapsed:.2f} s")
+    check("nothing is requested from Apple's CDN before a tap",
+          page.js(f"document.querySelector('script[src*=\"{CDN_HOST}\"]') === null") and not black_hole.connections)
+    s.screenshot(os.path.join(SHOTS, "login-js-sdk-desktop-light.png"))
+    page.js("document.getElementById('apple-signin').click()")
+    time.sleep(0.5)
+    check("after the tap the button is busy and the page still answers",
+          page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true"
+          and page.js("1 + 1", timeout=2) == 2)
+    tapped = time.time()
+    fell_back = page.wait_for("location.pathname === '/auth/authorize'", 12)
+    check("the SDK never arrives: the plain link to Apple's page is followed", fell_back and black_hole.connections,
+          f"after {time.time() - tapped:.1f} s; {len(black_hole.connections)} connection(s) held by the hanging CDN")
+
+
+def js_sdk_webview(s, server, black_hole):
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    before = len(black_hole.connections)
+    script = page.call("Page.addScriptToEvaluateOnNewDocument", source=FAKE_HANDLER)["identifier"]
+    try:
+        page.navigate(server.base + "/login")
+        page.js("document.getElementById('apple-signin').click()")
+        time.sleep(0.5)
+        check("APPLE_JS_SDK=1 in an iOS webview: the tap goes native, Apple's SDK is not looked for",
+              len(page.js("window.__appleLoginMessages") or []) == 1
+              and page.js(f"document.querySelector('script[src*=\"{CDN_HOST}\"]') === null")
+              and len(black_hole.connections) == before and page.js("location.pathname") == "/login")
+    finally:
+        page.call("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
+
+
+def not_found(s, server):
+    page, check = s.page, s.results.check
+    page.navigate(server.base + "/no-such-page")
+    check("an unknown address shows the error page with one action",
+          page.js("document.querySelector('h1').innerText") == "Page not found"
+          and page.js("document.querySelectorAll('main a').length") == 1)
+    s.check_page("not-found")
+
+
+def main():
+    clean_dir(SHOTS)
+    results = Results()
+    black_hole = BlackHole()
+    servers = []
+    browser = None
+    try:
+        plain = Server()
+        servers.append(plain)
+        sdk = Server({"APPLE_JS_SDK": "1"})
+        servers.append(sdk)
+        profile = tempfile.mkdtemp(prefix="asb-chromium-")
+        browser = Browser(profile, [f"--host-resolver-rules=MAP {CDN_HOST}:443 127.0.0.1:{black_hole.port}"])
+        page = browser.page
+        page.call("Page.enable")
+        page.call("Network.enable")
+        print(f"axe-core {AXE_VERSION}; screenshots in {SHOTS}", flush=True)
+        session = Session(page, results)
+        session.reset_emulation()
+        for flow, args in [(web_sign_in, (plain,)), (account_deletion, (plain,)), (cancel, (plain,)),
+                           (repost, (plain,)), (webview_bridge, (plain,)), (not_found, (plain,)),
+                           (js_sdk_cdn_never_answers, (sdk, black_hole)), (js_sdk_webview, (sdk, black_hole))]:
+            began = time.time()
+            try:
+                flow(session, *args)
+                print(f"     ({flow.__name__}: {time.time() - began:.1f} s)", flush=True)
+            except Exception as error:
+                traceback.print_exc()
+                results.check(f"{flow.__name__} ran to the end", False, repr(error))
+    finally:
+        if browser:
+            browser.close()
+        for server in servers:
+            server.stop()
+    print(f"{results.passed} passed, {len(results.failed)} failed")
+    return 0 if not results.failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
