@@ -1,4 +1,5 @@
 import JOSE
+import JSON
 
 /// The signature half of every check of something Apple signed (identity tokens, server notifications):
 /// parse within a size limit, refuse any algorithm but RS256 by name before any crypto, find the `kid` among

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 import Synchronization
 
 /// Signs the ES256 `client_secret` JWT that Apple's token and revoke endpoints require, one per client ID,

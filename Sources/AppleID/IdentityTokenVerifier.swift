@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// Which client IDs and issuers a token may name, and the time leeway.
 public struct VerificationPolicy: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// Apple's signing keys, fetched from `{APPLE_ID_URL}/auth/keys` and cached.
 /// - Cache-Control max-age is honoured within bounds.

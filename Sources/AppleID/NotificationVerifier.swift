@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// Verifies the body Apple posts to the server-to-server notification endpoint: `{"payload": "<JWS>"}`,
 /// RS256-signed with the same keys as identity tokens, its `events` claim a JSON string (or object).

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// A developer's `.p8` key as Apple knows it: the public half, under its key ID and team.
 struct RegisteredClientKey: Sendable {

@@ -1,5 +1,6 @@
 import HTTPServer
 import JOSE
+import JSON
 
 /// An error of the JSON API: `{"error": code, "message": text}` with its HTTP status.
 struct APIError: Error {

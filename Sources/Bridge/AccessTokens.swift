@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// The service's own access tokens: compact JWS, HMAC-SHA256 with a key derived from BRIDGE_SECRET_KEY,
 /// with `typ` "asb-access+jwt" so they can never be taken for an Apple identity token (and an Apple token,

@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Storage
 
 /// The native JSON API: server nonces, sign-in with an identity token (every field shape the seeds send),

@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Mustache
 import Storage
 

@@ -2,6 +2,7 @@ import AppleID
 import AppleIDSimulator
 import Foundation
 import JOSE
+import JSON
 import Testing
 
 extension AppleIDTests {

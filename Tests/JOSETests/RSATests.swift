@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 import Testing
 
 @Suite("RSA (RS256)")
