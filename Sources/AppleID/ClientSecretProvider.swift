@@ -12,7 +12,7 @@ public final class ClientSecretProvider: Sendable {
 
     public let key: AppleClientKey
     public let lifetime: TimeInterval
-    private let clock: Clock
+    private let clock: WallClock
     private let cache = Mutex<[String: CachedSecret]>([:])
 
     private struct CachedSecret {
@@ -21,7 +21,7 @@ public final class ClientSecretProvider: Sendable {
         let expiresAt: Int64
     }
 
-    public init(key: AppleClientKey, lifetime: TimeInterval = 86_400, clock: Clock = .system) {
+    public init(key: AppleClientKey, lifetime: TimeInterval = 86_400, clock: WallClock = .system) {
         precondition(lifetime >= 60 && lifetime <= Self.maximumLifetime,
                      "client secret lifetime must be between 60 s and \(Int(Self.maximumLifetime)) s")
         self.key = key

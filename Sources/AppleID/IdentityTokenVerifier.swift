@@ -46,9 +46,9 @@ public struct VerificationContext: Sendable {
 public final class IdentityTokenVerifier: Sendable {
     public let policy: VerificationPolicy
     private let keys: JWKSCache
-    private let clock: Clock
+    private let clock: WallClock
 
-    public init(policy: VerificationPolicy, keys: JWKSCache, clock: Clock = .system) {
+    public init(policy: VerificationPolicy, keys: JWKSCache, clock: WallClock = .system) {
         self.policy = policy
         self.keys = keys
         self.clock = clock

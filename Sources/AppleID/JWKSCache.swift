@@ -20,7 +20,7 @@ public final class JWKSCache: @unchecked Sendable {
 
     public let url: String
     private let transport: any AppleHTTPTransport
-    private let clock: Clock
+    private let clock: WallClock
     private let settings: Settings
     private let onEvent: @Sendable (String, String) -> Void
 
@@ -34,7 +34,7 @@ public final class JWKSCache: @unchecked Sendable {
     /// The last fetch failed: an unknown kid then means "cannot tell", not "not Apple's".
     private var lastFetchFailed = false
 
-    public init(url: String, transport: any AppleHTTPTransport, clock: Clock = .system, settings: Settings = Settings(),
+    public init(url: String, transport: any AppleHTTPTransport, clock: WallClock = .system, settings: Settings = Settings(),
                 onEvent: @escaping @Sendable (_ event: String, _ detail: String) -> Void = { _, _ in }) {
         self.url = url
         self.transport = transport

@@ -12,10 +12,10 @@ public final class NotificationVerifier: Sendable {
     private let keys: JWKSCache
     private let issuers: [String]
     private let clientIDs: [String]
-    private let clock: Clock
+    private let clock: WallClock
     private let leeway: TimeInterval
 
-    public init(keys: JWKSCache, issuers: [String], clientIDs: [String], clock: Clock = .system, leeway: TimeInterval = 60) {
+    public init(keys: JWKSCache, issuers: [String], clientIDs: [String], clock: WallClock = .system, leeway: TimeInterval = 60) {
         self.keys = keys
         self.issuers = issuers
         self.clientIDs = clientIDs

@@ -14,7 +14,7 @@ public final class BridgeApp: Sendable {
     public let metrics = Metrics()
     let pages: Pages
     let staticFiles: StaticFiles
-    let clock: Clock
+    let clock: WallClock
     let logger: Logger
     let secretKey: [UInt8]
     let accessTokens: AccessTokens
@@ -30,7 +30,7 @@ public final class BridgeApp: Sendable {
     public static let sessionLifetime: TimeInterval = 7 * 86_400
 
     public init(configuration: BridgeConfiguration, store: any Store, resourcesDirectory: String,
-                transport: any AppleHTTPTransport = URLSessionTransport(), clock: Clock = .system,
+                transport: any AppleHTTPTransport = URLSessionTransport(), clock: WallClock = .system,
                 logger: Logger = Logger(), signInRequestsPerMinute: Int = 600) throws {
         guard let secretKey = configuration.secretKey else {
             throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing")

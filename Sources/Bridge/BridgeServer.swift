@@ -10,7 +10,7 @@ public final class BridgeServer {
     private let sweeper: Thread
 
     public init(configuration: BridgeConfiguration, resourcesDirectory: String,
-                transport: any AppleHTTPTransport = URLSessionTransport(), clock: Clock = .system,
+                transport: any AppleHTTPTransport = URLSessionTransport(), clock: WallClock = .system,
                 logger: Logger = Logger(), server: ServerConfiguration? = nil, signInRequestsPerMinute: Int = 600) throws {
         var configuration = configuration
         if configuration.secretKey == nil {
