@@ -40,7 +40,7 @@ public final class BridgeApp: Sendable {
         self.clock = clock
         self.logger = logger
         self.secretKey = secretKey
-        accessTokens = AccessTokens(secretKey: secretKey, issuer: configuration.publicURL, lifetime: Self.accessTokenLifetime)
+        accessTokens = try AccessTokens(secretKey: secretKey, issuer: configuration.publicURL, lifetime: Self.accessTokenLifetime)
         signInRateLimiter = RateLimiter(perMinute: signInRequestsPerMinute, burst: max(10, signInRequestsPerMinute / 6))
         pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
         staticFiles = try StaticFiles(directory: resourcesDirectory + "/Public")
