@@ -31,7 +31,7 @@ public final class ClientSecretProvider: Sendable {
 
     /// The client secret for `clientID`: the Services ID for web codes, the bundle ID for native ones.
     public func secret(for clientID: String) throws(JOSEError) -> String {
-        let now = Int64(clock.now.timeIntervalSince1970.rounded(.down))
+        let now = NumericDate.seconds(clock.now)
         let renewBefore = Int64((lifetime * 0.1).rounded(.up))
         return try cache.withLock { cache throws(JOSEError) in
             // A clock that went back before `iat` would make Apple see a secret from the future.

@@ -7,7 +7,7 @@ import JSON
 /// - An unknown `kid` forces one re-fetch; forced fetches are at least `minimumRefetchInterval` apart, and
 ///   concurrent callers share one fetch (single flight).
 /// - When Apple is unreachable the keys already held keep serving; with none at all callers get `.keysUnavailable`.
-public final class JWKSCache: @unchecked Sendable {
+public final class JWKSCache: AppleKeySet, @unchecked Sendable {
     public struct Settings: Sendable {
         public var minimumRefetchInterval: TimeInterval = 30
         public var defaultLifetime: TimeInterval = 3600
@@ -61,7 +61,7 @@ public final class JWKSCache: @unchecked Sendable {
             fetchLocked(now: now)
         }
         if let key = keys[kid] { return key }
-        throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid)
+        throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid.loggable)
     }
 
     /// Fetches now if allowed (used at start-up to warm the cache). Returns whether keys are held.
@@ -125,7 +125,7 @@ public final class JWKSCache: @unchecked Sendable {
         guard let cacheControl else { return settings.defaultLifetime }
         for directive in cacheControl.split(separator: ",") {
             let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = TimeInterval(parts[1]) {
+            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = TimeInterval(parts[1]), seconds.isFinite {
                 return min(max(seconds, settings.minimumLifetime), settings.maximumLifetime)
             }
         }

@@ -15,7 +15,8 @@ extension BridgeApp {
             metrics.increment("bridge_notifications_total", ["result": "rejected"])
             logger.warning("notification_rejected", ["reason": error.description])
             // 503 when Apple's keys cannot be had, so Apple delivers again later; anything else is a bad event.
-            throw APIError(error.httpStatus, error.httpStatus == 503 ? "apple_keys_unavailable" : "invalid_notification",
+            let status = error == .keysUnavailable ? 503 : 400
+            throw APIError(status, status == 503 ? "apple_keys_unavailable" : "invalid_notification",
                            APIError.sentence(error.description))
         }
         let now = clock.now
