@@ -64,5 +64,11 @@ extension AppleIDSimulatorTests {
             }
             #expect(running.simulator.revokedTokens.isEmpty)
         }
+
+        @Test("times at the ends of Int64 are invalid_client, not an overflow trap")
+        func extremeTimes() throws {
+            let extreme = try secret(changes: ["iat": .number(-9.2e18), "exp": .number(9.2e18)])
+            #expect(try revokeStatus(secret: extreme) == "invalid_client")
+        }
     }
 }
