@@ -21,21 +21,22 @@ let package = Package(
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims"]),
-        .target(name: "JOSE", dependencies: ["COpenSSL"]),
+        .target(name: "JSON"),
+        .target(name: "JOSE", dependencies: ["JSON", "COpenSSL"]),
         .target(name: "Mustache"),
         .target(name: "Storage", dependencies: ["CSQLite"]),
-        .target(name: "AppleID", dependencies: ["JOSE"]),
-        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JOSE"]),
+        .target(name: "AppleID", dependencies: ["JSON", "JOSE"]),
+        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.
         .target(name: "Localization"),
-        .target(name: "Bridge", dependencies: ["HTTPServer", "JOSE", "AppleID", "Storage", "Mustache", "Localization"]),
+        .target(name: "Bridge", dependencies: ["HTTPServer", "JSON", "JOSE", "AppleID", "Storage", "Mustache", "Localization"]),
         .executableTarget(name: "apple-signin-bridge",
-                          dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JOSE"]),
+                          dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE"]),
 
         // Benchmarks (scripts/bench), not tests.
-        .executableTarget(name: "jose-bench", dependencies: ["JOSE"], path: "Benchmarks/jose-bench"),
+        .executableTarget(name: "jose-bench", dependencies: ["JSON", "JOSE"], path: "Benchmarks/jose-bench"),
         .executableTarget(name: "bridge-bench",
-                          dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"],
+                          dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "TestSupport"],
                           path: "Benchmarks/bridge-bench"),
 
         // Test helpers: a raw HTTP client, server launchers, HTML checks through libxml2.
@@ -44,13 +45,14 @@ let package = Package(
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "JOSETests", dependencies: ["JSON", "JOSE"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
-        .testTarget(name: "AppleIDTests", dependencies: ["AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"]),
-        .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JOSE"]),
+        .testTarget(name: "AppleIDTests", dependencies: ["AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "TestSupport"]),
+        .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JSON", "JOSE"]),
         .testTarget(name: "LocalizationTests", dependencies: ["Localization"]),
         .testTarget(name: "BridgeTests",
-                    dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "Storage", "TestSupport"]),
+                    dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "Storage", "TestSupport"]),
         .testTarget(name: "PagesTests", dependencies: ["Bridge", "Localization", "Mustache", "HTTPServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

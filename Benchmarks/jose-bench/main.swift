@@ -7,6 +7,7 @@
 // in several interleaved rounds and both the best and the median round are reported.
 import Foundation
 import JOSE
+import JSON
 
 let iterations = CommandLine.arguments.dropFirst().compactMap { Int($0) }.first ?? 20_000
 let rounds = 5

@@ -31,11 +31,10 @@ public struct AppleClientKey: Sendable {
         guard text.contains("-----BEGIN PRIVATE KEY-----") else { throw .notPKCS8PrivateKey(path: path) }
         do {
             return AppleClientKey(teamID: teamID, keyID: keyID, privateKey: try ECPrivateKey(pem: text))
+        } catch .invalidKey(let reason) {
+            // A PEM that decoded but holds another kind of key or curve.
+            throw .notP256(path: path, reason: reason)
         } catch {
-            // JOSE reports a PEM it could not decode as "not a readable PEM key"; anything else is the curve check.
-            if case let .invalidKey(reason) = error, !reason.hasPrefix("not a readable PEM key") {
-                throw .notP256(path: path, reason: reason)
-            }
             throw .notPKCS8PrivateKey(path: path)
         }
     }

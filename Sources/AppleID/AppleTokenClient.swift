@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// What Apple's token endpoint returned for an authorization code, its id_token verified.
 /// Its description leaves the tokens out, so logging it by mistake leaks nothing.

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 import Synchronization
 
 /// Signs the ES256 `client_secret` JWT that Apple's token and revoke endpoints require, one per client ID,
@@ -11,7 +12,7 @@ public final class ClientSecretProvider: Sendable {
 
     public let key: AppleClientKey
     public let lifetime: TimeInterval
-    private let clock: Clock
+    private let clock: WallClock
     private let cache = Mutex<[String: CachedSecret]>([:])
 
     private struct CachedSecret {
@@ -20,7 +21,7 @@ public final class ClientSecretProvider: Sendable {
         let expiresAt: Int64
     }
 
-    public init(key: AppleClientKey, lifetime: TimeInterval = 86_400, clock: Clock = .system) {
+    public init(key: AppleClientKey, lifetime: TimeInterval = 86_400, clock: WallClock = .system) {
         precondition(lifetime >= 60 && lifetime <= Self.maximumLifetime,
                      "client secret lifetime must be between 60 s and \(Int(Self.maximumLifetime)) s")
         self.key = key
@@ -30,7 +31,7 @@ public final class ClientSecretProvider: Sendable {
 
     /// The client secret for `clientID`: the Services ID for web codes, the bundle ID for native ones.
     public func secret(for clientID: String) throws(JOSEError) -> String {
-        let now = Int64(clock.now.timeIntervalSince1970.rounded(.down))
+        let now = NumericDate.seconds(clock.now)
         let renewBefore = Int64((lifetime * 0.1).rounded(.up))
         return try cache.withLock { cache throws(JOSEError) in
             // A clock that went back before `iat` would make Apple see a secret from the future.

@@ -1,12 +1,13 @@
 import Foundation
 import JOSE
+import JSON
 
 /// Apple's signing keys, fetched from `{APPLE_ID_URL}/auth/keys` and cached.
 /// - Cache-Control max-age is honoured within bounds.
 /// - An unknown `kid` forces one re-fetch; forced fetches are at least `minimumRefetchInterval` apart, and
 ///   concurrent callers share one fetch (single flight).
 /// - When Apple is unreachable the keys already held keep serving; with none at all callers get `.keysUnavailable`.
-public final class JWKSCache: @unchecked Sendable {
+public final class JWKSCache: AppleKeySet, @unchecked Sendable {
     public struct Settings: Sendable {
         public var minimumRefetchInterval: TimeInterval = 30
         public var defaultLifetime: TimeInterval = 3600
@@ -19,7 +20,7 @@ public final class JWKSCache: @unchecked Sendable {
 
     public let url: String
     private let transport: any AppleHTTPTransport
-    private let clock: Clock
+    private let clock: WallClock
     private let settings: Settings
     private let onEvent: @Sendable (String, String) -> Void
 
@@ -33,7 +34,7 @@ public final class JWKSCache: @unchecked Sendable {
     /// The last fetch failed: an unknown kid then means "cannot tell", not "not Apple's".
     private var lastFetchFailed = false
 
-    public init(url: String, transport: any AppleHTTPTransport, clock: Clock = .system, settings: Settings = Settings(),
+    public init(url: String, transport: any AppleHTTPTransport, clock: WallClock = .system, settings: Settings = Settings(),
                 onEvent: @escaping @Sendable (_ event: String, _ detail: String) -> Void = { _, _ in }) {
         self.url = url
         self.transport = transport
@@ -60,7 +61,7 @@ public final class JWKSCache: @unchecked Sendable {
             fetchLocked(now: now)
         }
         if let key = keys[kid] { return key }
-        throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid)
+        throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid.loggable)
     }
 
     /// Fetches now if allowed (used at start-up to warm the cache). Returns whether keys are held.
@@ -124,7 +125,7 @@ public final class JWKSCache: @unchecked Sendable {
         guard let cacheControl else { return settings.defaultLifetime }
         for directive in cacheControl.split(separator: ",") {
             let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = TimeInterval(parts[1]) {
+            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = TimeInterval(parts[1]), seconds.isFinite {
                 return min(max(seconds, settings.minimumLifetime), settings.maximumLifetime)
             }
         }

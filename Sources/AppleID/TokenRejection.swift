@@ -1,5 +1,6 @@
-/// Why an identity token was refused. Each case has a stable code for logs and a sentence for people.
-/// None of them carries the token itself.
+/// Why a JWT Apple signed (an identity token or a server notification) was refused. Each case has a stable
+/// code for logs and a sentence for people. None of them carries the token itself; values from the sender
+/// are shortened and made printable.
 public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(String)
     case algorithmNotAllowed(String)
@@ -16,6 +17,12 @@ public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible 
     case missingNonce
     case nonceMismatch
     case codeHashMismatch
+    /// A time claim (named) that is not a number of seconds between 1970 and 9999.
+    case invalidTime(String)
+    /// `exp` lies further after `iat` than any token Apple issues lives.
+    case lifetimeTooLong
+    /// A notification whose event type this server does not know.
+    case unknownEventType(String)
 
     /// A short, stable identifier (`wrong_audience`) for logs, metrics and JSON errors.
     public var code: String {
@@ -35,13 +42,16 @@ public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible 
         case .missingNonce: "missing_nonce"
         case .nonceMismatch: "nonce_mismatch"
         case .codeHashMismatch: "code_hash_mismatch"
+        case .invalidTime: "invalid_time_claim"
+        case .lifetimeTooLong: "lifetime_too_long"
+        case .unknownEventType: "unknown_event_type"
         }
     }
 
     /// The technical reason, safe to show and log.
     public var description: String {
         switch self {
-        case let .malformed(reason): "the identity token is malformed: \(reason)"
+        case let .malformed(reason): "the token is malformed: \(reason)"
         case let .algorithmNotAllowed(alg): "the token's algorithm \"\(alg)\" is not allowed (only RS256)"
         case .missingKeyID: "the token names no signing key (kid)"
         case let .unknownKeyID(kid): "the token's signing key \"\(kid)\" is not one of Apple's published keys"
@@ -56,6 +66,9 @@ public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible 
         case .missingNonce: "the token carries no nonce, but this sign-in requires one"
         case .nonceMismatch: "the token's nonce does not match this sign-in"
         case .codeHashMismatch: "the token's c_hash does not match the authorization code"
+        case let .invalidTime(claim): "the token's \"\(claim)\" is not a time between 1970 and 9999"
+        case .lifetimeTooLong: "the token's exp is further after its iat than any Apple token lives"
+        case let .unknownEventType(type): "the notification's event type \"\(type)\" is not one this server knows"
         }
     }
 }

@@ -1,5 +1,6 @@
 import HTTPServer
 import JOSE
+import JSON
 
 extension AppleIDSimulator {
     /// `GET /auth/authorize`: validates the request like Apple and shows the consent page.

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 extension AppleIDSimulator {
     /// A server-to-server notification body as Apple posts it: `{"payload": "<JWS>"}`, RS256-signed with the

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 
 extension AppleIDSimulator {
     static let accessTokenLifetime = 3600

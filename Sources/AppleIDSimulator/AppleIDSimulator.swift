@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Synchronization
 
 /// A local stand-in for https://appleid.apple.com: authorize page, JWKS, token and revoke

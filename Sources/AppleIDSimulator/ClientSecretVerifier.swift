@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// A developer's `.p8` key as Apple knows it: the public half, under its key ID and team.
 struct RegisteredClientKey: Sendable {
@@ -40,10 +41,12 @@ struct ClientSecretVerifier: Sendable {
               let issuedAt = claims["iat"]?.int64Value,
               let expiresAt = claims["exp"]?.int64Value
         else { return false }
+        // Compared without subtracting: iat and exp come from the sender and may sit at the ends of Int64.
+        // iat is bounded above by now first, so iat + maximumLifetime cannot overflow.
         return issuedAt <= now + Self.clockLeeway
             && expiresAt > now
             && expiresAt > issuedAt
-            && expiresAt - issuedAt <= Self.maximumLifetime
+            && expiresAt <= issuedAt + Self.maximumLifetime
     }
 
     private static func audienceMatches(_ value: JSONValue?) -> Bool {

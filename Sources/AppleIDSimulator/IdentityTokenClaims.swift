@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// The claims of an identity token, with defaults shaped like the tokens Apple issues.
 /// Tests change any field, add or replace claims with `extra`, or drop claims with `removed`.

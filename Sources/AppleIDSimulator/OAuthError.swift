@@ -1,5 +1,6 @@
 import HTTPServer
 import JOSE
+import JSON
 
 /// An error answer of the token and revoke endpoints: 400 with Apple's JSON shape.
 struct OAuthError: Error, Sendable {

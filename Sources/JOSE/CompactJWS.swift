@@ -1,3 +1,4 @@
+import JSON
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 /// A P-256 private key that signs ES256, e.g. Apple's `.p8` key for the client secret.

@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 /// A P-256 public key that verifies ES256 signatures. Safe to share between threads.

@@ -10,6 +10,8 @@ public enum JOSEError: Error, Equatable, Sendable, CustomStringConvertible {
     case algorithmNotAllowed(String)
     /// A key (JWK, PEM, raw parameters) is unusable or of the wrong kind.
     case invalidKey(String)
+    /// The text could not be decoded as a PEM key at all (not PEM, damaged, encrypted); the reason is OpenSSL's.
+    case unreadablePEM(String)
     /// The signature does not verify.
     case badSignature
     /// AES-GCM authentication failed: the ciphertext, nonce, tag or associated data changed.
@@ -23,6 +25,7 @@ public enum JOSEError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooLarge(let limit): "input is larger than the limit of \(limit) bytes"
         case .algorithmNotAllowed(let name): "signing algorithm \"\(name)\" is not allowed"
         case .invalidKey(let reason): "invalid key: \(reason)"
+        case .unreadablePEM(let reason): reason.isEmpty ? "invalid key: not a readable PEM key" : "invalid key: not a readable PEM key (\(reason))"
         case .badSignature: "signature does not verify"
         case .decryptionFailed: "decryption failed: data was altered or the key is wrong"
         case .crypto(let reason): "cryptographic operation failed: \(reason)"

@@ -1,3 +1,4 @@
+import JSON
 /// Produces compact JWS strings (`header.payload.signature`).
 public enum JWSSigner {
     /// Signs `claims` with RS256. The header gets `alg: RS256`, and `kid` when given.

@@ -37,8 +37,7 @@ enum PEM {
             if let base = bytes.baseAddress { OPENSSL_cleanse(base, bytes.count) }
         }
         guard let key else {
-            let reason = OpenSSLErrorQueue.drain()
-            throw .invalidKey(reason.isEmpty ? "not a readable PEM key" : "not a readable PEM key (\(reason))")
+            throw .unreadablePEM(OpenSSLErrorQueue.drain())
         }
         // Format probing may queue errors even when a decoder finally succeeds.
         OpenSSLErrorQueue.clear()

@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 /// An RSA private key that signs RS256; used by the local Apple ID simulator and tests.

@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 /// An RSA public key that verifies RS256 signatures. Safe to share between threads and

@@ -2,6 +2,7 @@ import AppleIDSimulator
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Testing
 import TestSupport
 
@@ -62,6 +63,12 @@ extension AppleIDSimulatorTests {
                 #expect(try revokeStatus(secret: bad) == "invalid_client")
             }
             #expect(running.simulator.revokedTokens.isEmpty)
+        }
+
+        @Test("times at the ends of Int64 are invalid_client, not an overflow trap")
+        func extremeTimes() throws {
+            let extreme = try secret(changes: ["iat": .number(-9.2e18), "exp": .number(9.2e18)])
+            #expect(try revokeStatus(secret: extreme) == "invalid_client")
         }
     }
 }

@@ -2,6 +2,7 @@ import AppleIDSimulator
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Synchronization
 import Testing
 import TestSupport

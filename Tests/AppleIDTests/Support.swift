@@ -18,7 +18,7 @@ final class ManualClock: Sendable {
 
     var now: Date { current.withLock { $0 } }
 
-    var clock: AppleID.Clock { Clock { [self] in now } }
+    var clock: WallClock { WallClock { [self] in now } }
 
     func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
 }

@@ -4,6 +4,7 @@ import Bridge
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Testing
 import TestSupport
 

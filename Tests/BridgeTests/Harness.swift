@@ -4,6 +4,7 @@ import Bridge
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Storage
 import Synchronization
 import TestSupport
@@ -16,7 +17,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 final class TestClock: Sendable {
     private let offset = Mutex<TimeInterval>(0)
     func advance(_ seconds: TimeInterval) { offset.withLock { $0 += seconds } }
-    var clock: AppleID.Clock { Clock { [self] in Date().addingTimeInterval(offset.withLock { $0 }) } }
+    var clock: WallClock { WallClock { [self] in Date().addingTimeInterval(offset.withLock { $0 }) } }
 }
 
 /// A free loopback port, so the public URL (and thus redirect_uri) is known before the server starts.

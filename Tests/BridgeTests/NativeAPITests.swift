@@ -2,6 +2,7 @@ import AppleIDSimulator
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Testing
 import TestSupport
 

@@ -3,6 +3,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Storage
 import Testing
 
@@ -30,7 +31,7 @@ struct SignInServiceTests {
                                           redirectURI: "https://login.example.com/apple_redirect",
                                           isRequired: requireCodeExchange, metrics: metrics, logger: logger)
             let fixed = now
-            service = SignInService(store: store, clock: Clock { fixed }, vault: AppleTokenVault(key: SecureRandom.bytes(32)),
+            service = SignInService(store: store, clock: WallClock { fixed }, vault: AppleTokenVault(key: SecureRandom.bytes(32)),
                                     exchanger: exchanger, servicesID: SignInServiceTests.servicesID, replayLeeway: 60,
                                     metrics: metrics, logger: logger)
         }

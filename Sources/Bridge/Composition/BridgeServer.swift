@@ -10,7 +10,7 @@ public final class BridgeServer {
     private let sweeper: Thread
 
     public init(configuration: BridgeConfiguration, resourcesDirectory: String,
-                transport: any AppleHTTPTransport = URLSessionTransport(), clock: Clock = .system,
+                transport: any AppleHTTPTransport = URLSessionTransport(), clock: WallClock = .system,
                 logger: Logger = Logger(), server: ServerConfiguration? = nil, signInRequestsPerMinute: Int = 600) throws {
         app = try CompositionRoot.application(configuration: configuration, resourcesDirectory: resourcesDirectory,
                                               transport: transport, clock: clock, logger: logger,

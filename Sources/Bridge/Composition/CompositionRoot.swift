@@ -8,7 +8,7 @@ import Storage
 public enum CompositionRoot {
     /// The application, ready for a listener: secret key, store (migrated), Apple's services, routes.
     static func application(configuration: BridgeConfiguration, resourcesDirectory: String,
-                            transport: any AppleHTTPTransport, clock: Clock, logger: Logger,
+                            transport: any AppleHTTPTransport, clock: WallClock, logger: Logger,
                             signInRequestsPerMinute: Int) throws -> BridgeApp {
         var configuration = configuration
         if configuration.secretKey == nil {
@@ -51,7 +51,7 @@ public enum CompositionRoot {
     /// Apple's keys, the verifiers and (with a client key) the token client. `codeExchangeAttempts` is low for the
     /// server, where a person waits on a sign-in: a down Apple should cost seconds, not most of a minute.
     public static func appleServices(_ configuration: BridgeConfiguration, clientKey: AppleClientKey?,
-                                     transport: any AppleHTTPTransport, clock: Clock = .system, logger: Logger? = nil,
+                                     transport: any AppleHTTPTransport, clock: WallClock = .system, logger: Logger? = nil,
                                      codeExchangeAttempts: Int = 3) -> AppleServices {
         let keys = JWKSCache(url: configuration.appleIDURL + "/auth/keys", transport: transport, clock: clock) { event, detail in
             logger?.info(event, ["detail": detail])

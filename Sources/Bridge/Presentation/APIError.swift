@@ -12,5 +12,5 @@ enum APIError: Error, Equatable {
     case unauthorized
     case unsupportedMediaType
     case malformedJSON
-    case notificationRejected(NotificationRejection)
+    case notificationRejected(TokenRejection)
 }

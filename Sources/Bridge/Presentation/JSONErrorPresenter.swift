@@ -1,6 +1,7 @@
 import AppleID
 import HTTPServer
 import JOSE
+import JSON
 
 /// Turns what a JSON route threw into `{"error": code, "message": text}` with its status: the one table of the
 /// API's error codes and messages. Messages are for an app's developer, not for the person using the app.

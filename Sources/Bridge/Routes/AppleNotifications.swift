@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Storage
 
 /// `POST /apple/notifications`: Apple's server-to-server events, verified with Apple's keys and applied once.
@@ -17,7 +18,7 @@ struct AppleNotifications: Sendable {
 
     let verifier: NotificationVerifier
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
     let metrics: Metrics
     let logger: Logger
 

@@ -24,7 +24,7 @@ struct AppleRedirect: Sendable {
 
     let servicesID: String?
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
     let signInService: SignInService

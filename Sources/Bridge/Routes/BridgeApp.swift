@@ -21,7 +21,7 @@ public final class BridgeApp: Sendable {
 
     /// Use `CompositionRoot` (through `BridgeServer`) rather than this: it opens the store and builds `apple`.
     init(configuration: BridgeConfiguration, store: any Store, apple: AppleServices, resourcesDirectory: String,
-         clock: Clock, logger: Logger, signInRequestsPerMinute: Int) throws {
+         clock: WallClock, logger: Logger, signInRequestsPerMinute: Int) throws {
         guard let secretKey = configuration.secretKey else { throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing") }
         let secrets = try ServerSecrets(secretKey: secretKey)
         let metrics = Metrics()

@@ -12,7 +12,7 @@ struct LoginPage: Sendable {
 
     let configuration: BridgeConfiguration
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
     let pages: Pages
     let rateLimit: SignInRateLimit
     let metrics: Metrics

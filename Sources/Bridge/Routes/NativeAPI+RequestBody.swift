@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 
 /// Reading an app's JSON body, whichever of the field names in use it sends.
 extension NativeAPI {

@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import JOSE
+import JSON
 import Storage
 
 /// The JSON API for apps: server nonces, sign-in with an identity token (in every field shape apps send),
@@ -13,7 +14,7 @@ struct NativeAPI: Sendable {
     static let codeFields = ["authorizationCode", "authorizeCode", "code"]
 
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
     let signInService: SignInService

@@ -8,7 +8,7 @@ struct SharedServices {
     let store: any Store
     let apple: AppleServices
     let secrets: ServerSecrets
-    let clock: Clock
+    let clock: WallClock
     let logger: Logger
     let metrics: Metrics
     let pages: Pages
@@ -17,7 +17,7 @@ struct SharedServices {
     var sessions: BrowserSessions { BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey) }
 
     var accessTokens: AccessTokens {
-        AccessTokens(secretKey: secrets.secretKey, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime)
+        AccessTokens(key: secrets.accessTokenKey, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime)
     }
 
     var vault: AppleTokenVault { AppleTokenVault(key: secrets.appleTokenKey) }

@@ -11,7 +11,7 @@ struct AccountDeletion: Sendable {
     }
 
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
     let vault: AppleTokenVault
     let appleTokens: AppleTokenClient?
     let metrics: Metrics

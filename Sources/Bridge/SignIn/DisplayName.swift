@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import JSON
 
 /// A person's name as a client sent it: unsigned, so only ever a name (any email next to it is ignored),
 /// cleaned one way whatever shape it came in.

@@ -53,7 +53,7 @@ struct SignInService: Sendable {
     static let serverNoncePrefix = "asb."
 
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
     let vault: AppleTokenVault
     let exchanger: CodeExchanger
     let servicesID: String?

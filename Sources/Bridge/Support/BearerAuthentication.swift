@@ -12,7 +12,7 @@ struct AuthenticatedCaller: Sendable {
 struct BearerAuthentication: Sendable {
     let accessTokens: AccessTokens
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
 
     func authenticate(_ request: Request) throws -> AuthenticatedCaller {
         let now = clock.now

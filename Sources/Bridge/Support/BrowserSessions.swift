@@ -14,7 +14,7 @@ struct SignedInVisit: Sendable {
 /// Browser sessions: the cookie that names one, the session it names, and the CSRF token derived from it.
 struct BrowserSessions: Sendable {
     let store: any Store
-    let clock: Clock
+    let clock: WallClock
     let csrfKey: [UInt8]
 
     /// The signed-in visit of this request, if its cookie names a live session.

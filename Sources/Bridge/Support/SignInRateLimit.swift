@@ -5,9 +5,9 @@ import HTTPServer
 /// would use.
 struct SignInRateLimit: Sendable {
     let limiter: RateLimiter
-    let clock: Clock
+    let clock: WallClock
 
-    init(perMinute: Int, clock: Clock) {
+    init(perMinute: Int, clock: WallClock) {
         limiter = RateLimiter(perMinute: perMinute, burst: max(10, perMinute / 6))
         self.clock = clock
     }

@@ -1,4 +1,5 @@
 import JOSE
+import JSON
 
 /// One RSA signing key and the JWK that publishes its public half.
 struct SigningKey: Sendable {

@@ -1,4 +1,4 @@
-import JOSE
+import JSON
 import Testing
 
 @Suite("JSONValue parsing")
