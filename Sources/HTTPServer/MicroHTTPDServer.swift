@@ -130,6 +130,11 @@ enum MicroHTTPDCallbacks {
             collectHeaders(connection, into: pending)
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
             context.inFlight.add(1, ordering: .relaxed)
+            if let problem = RequestFraming.problem(in: pending.headers) {
+                var refused = context.refusal(pending.path, 400, problem)
+                refused.headers.set("Connection", "close")
+                return answer(connection, pending, refused)
+            }
             if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
                 return answer(connection, pending, tooLarge(pending, context))
             }
