@@ -190,9 +190,7 @@ enum MicroHTTPDCallbacks {
         do {
             return try context.responder.respond(to: request)
         } catch let error as HTTPError {
-            var response = Response.text(error.message + "\n", status: error.status)
-            for field in error.headers { response.headers.set(field.name, field.value) }
-            return response
+            return error.plainTextResponse
         } catch {
             context.logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
             return Response.text("The server could not answer this request.\n", status: 500)
