@@ -13,7 +13,7 @@ struct MHD_Daemon *bridge_mhd_start(const struct bridge_mhd_settings *s,
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
     struct sockaddr *address;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
 
     memset(&v4, 0, sizeof v4);
     memset(&v6, 0, sizeof v6);

@@ -30,8 +30,7 @@ public final class HTTPServer: Sendable {
     public init(configuration: ServerConfiguration, responder: some HTTPResponder, logger: Logger,
                 refusal: @escaping Refusal = HTTPServer.plainRefusal) {
         self.configuration = configuration
-        self.context = ServerContext(responder: responder, logger: logger, maxBodySize: configuration.maxBodySize,
-                                     refusal: refusal)
+        self.context = ServerContext(configuration: configuration, responder: responder, logger: logger, refusal: refusal)
     }
 
     /// The port actually listened on.
@@ -68,6 +67,13 @@ public final class HTTPServer: Sendable {
         while context.inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
             usleep(5_000)
         }
+        // Requests still waiting for a worker get a 503; libmicrohttpd must not stop with a suspended connection.
+        context.suspended.resumeAll(with: context.busy("/"))
+        context.offListener.stop()
+        let answered = Date().addingTimeInterval(1)
+        while context.inFlight.load(ordering: .acquiring) > 0 && Date() < answered {
+            usleep(5_000)
+        }
         MHD_stop_daemon(running)
     }
 
@@ -90,13 +96,27 @@ final class ServerContext: Sendable {
     let drainLimit: Int
     let inFlight = Atomic<Int>(0)
     let refusal: HTTPServer.Refusal
+    let offListener: OffListenerPool
+    let suspended = SuspendedRequests()
+    let busyRetryAfterSeconds: Int
 
-    init(responder: any HTTPResponder, logger: Logger, maxBodySize: Int, refusal: @escaping HTTPServer.Refusal) {
+    init(configuration: ServerConfiguration, responder: any HTTPResponder, logger: Logger,
+         refusal: @escaping HTTPServer.Refusal) {
         self.refusal = refusal
         self.responder = responder
         self.logger = logger
-        self.maxBodySize = maxBodySize
-        self.drainLimit = max(1 << 20, maxBodySize * 16)
+        self.maxBodySize = configuration.maxBodySize
+        self.drainLimit = max(1 << 20, configuration.maxBodySize * 16)
+        self.offListener = OffListenerPool(maxWorkers: configuration.offListenerWorkers,
+                                           maxQueued: configuration.offListenerQueue)
+        self.busyRetryAfterSeconds = configuration.busyRetryAfterSeconds
+    }
+
+    /// The answer when no worker is free for a request that must leave the listener, or the server is stopping.
+    func busy(_ path: String) -> Response {
+        var response = refusal(path, 503, "The server is busy. Please try again in a few seconds.")
+        response.headers.set("Retry-After", String(busyRetryAfterSeconds))
+        return response
     }
 }
 
@@ -111,6 +131,8 @@ final class PendingRequest {
     var remoteAddress = ""
     var status = 0
     var answered = false
+    /// Set while the request is suspended for (or resumed from) an off-listener worker.
+    var parked: ParkedRequest?
     let started = DispatchTime.now().uptimeNanoseconds
 
     init(method: String, path: String) {
@@ -160,12 +182,40 @@ enum MicroHTTPDCallbacks {
             return .YES
         }
         if pending.answered { return .YES }
+        if let parked = pending.parked {
+            // Resumed: the worker stored the answer before resuming.
+            pending.parked = nil
+            return answer(connection, pending, parked.response.withLock { $0 } ?? context.busy(pending.path))
+        }
         if pending.received > context.maxBodySize { return answer(connection, pending, tooLarge(pending, context)) }
 
         let request = Request(method: pending.method, path: pending.path, query: pending.query,
                               headers: pending.headers, body: pending.body, remoteAddress: pending.remoteAddress)
         pending.body = []
-        return answer(connection, pending, respond(to: request, context: context))
+        guard let response = respond(to: request, context: context) else {
+            return moveOffListener(connection, pending, request, context)
+        }
+        return answer(connection, pending, response)
+    }
+
+    /// Suspends the connection and answers the request on a worker; 503 at once when no worker is free.
+    static func moveOffListener(_ connection: OpaquePointer, _ pending: PendingRequest, _ request: Request,
+                                _ context: ServerContext) -> MHD_Result {
+        guard context.offListener.reserve() else { return answer(connection, pending, context.busy(pending.path)) }
+        let parked = ParkedRequest(connection: connection)
+        guard context.suspended.park(parked) else {
+            context.offListener.cancelReservation()
+            return answer(connection, pending, context.busy(pending.path))
+        }
+        pending.parked = parked
+        var offListener = request
+        offListener.isOffListener = true
+        context.offListener.run { [offListener] in
+            let response = respond(to: offListener, context: context)
+                ?? Response.text("The server could not answer this request.\n", status: 500)
+            context.suspended.finish(parked, with: response)
+        }
+        return .YES
     }
 
     static let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, termination in
@@ -186,11 +236,14 @@ enum MicroHTTPDCallbacks {
         }
     }
 
-    static func respond(to request: Request, context: ServerContext) -> Response {
+    /// The responder chain's answer; nil when it must run again off the listener (`OffListenerRequired`).
+    static func respond(to request: Request, context: ServerContext) -> Response? {
         do {
             return try context.responder.respond(to: request)
         } catch let error as HTTPError {
             return error.plainTextResponse
+        } catch is OffListenerRequired where !request.isOffListener {
+            return nil
         } catch {
             context.logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
             return Response.text("The server could not answer this request.\n", status: 500)

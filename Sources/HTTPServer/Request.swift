@@ -7,6 +7,9 @@ public struct Request: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]
     public var remoteAddress: String
+    /// True when the request runs on an off-listener worker, where slow work is allowed (see
+    /// `OffListenerRequired`); false on a listener thread.
+    public var isOffListener = false
 
     public init(method: String, path: String, query: FormFields = FormFields(),
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {

@@ -13,6 +13,12 @@ public struct ServerConfiguration: Sendable {
     public var connectionMemoryLimit: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownGraceSeconds: Double
+    /// Worker threads for requests that must not be answered on a listener thread (see `OffListenerRequired`),
+    /// and how many more such requests may wait for one; beyond both, 503 with `Retry-After` at once.
+    public var offListenerWorkers = 64
+    public var offListenerQueue = 64
+    /// The `Retry-After` of a 503 because the server is busy or stopping.
+    public var busyRetryAfterSeconds = 5
 
     public init(host: String = "127.0.0.1", port: Int = 8080, threadPoolSize: Int = 0, connectionLimit: Int = 4096,
                 perIPConnectionLimit: Int = 1024, idleTimeoutSeconds: Int = 30, maxBodySize: Int = 64 * 1024,
