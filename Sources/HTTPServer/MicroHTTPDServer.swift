@@ -45,13 +45,16 @@ public final class HTTPServer: Sendable {
                 connection_limit: UInt32(configuration.connectionLimit),
                 per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit),
                 connection_timeout_seconds: UInt32(configuration.idleTimeoutSeconds),
-                connection_memory_limit: configuration.connectionMemoryLimit)
+                connection_memory_limit: configuration.connectionMemoryLimit,
+                notify_connection: context.deadlines == nil ? nil : MicroHTTPDCallbacks.connection,
+                notify_connection_context: Unmanaged.passUnretained(context).toOpaque())
             let contextPointer = Unmanaged.passUnretained(context).toOpaque()
             return bridge_mhd_start(&settings, MicroHTTPDCallbacks.access, contextPointer,
                                     MicroHTTPDCallbacks.completed, contextPointer)
         }
         guard let started else { throw StartError.cannotListen(host: configuration.host, port: configuration.port) }
         daemon.withLock { $0 = DaemonHandle(pointer: started) }
+        context.deadlines?.startReaper()
         boundPort.store(Int(bridge_mhd_bound_port(started)), ordering: .relaxed)
     }
 
@@ -75,6 +78,7 @@ public final class HTTPServer: Sendable {
             usleep(5_000)
         }
         MHD_stop_daemon(running)
+        context.deadlines?.stop()
     }
 
     public var inFlightRequests: Int { context.inFlight.load(ordering: .relaxed) }
@@ -99,6 +103,9 @@ final class ServerContext: Sendable {
     let offListener: OffListenerPool
     let suspended = SuspendedRequests()
     let busyRetryAfterSeconds: Int
+    let deadlines: ConnectionDeadlines?
+    let clientLimiter: ClientRequestLimiter
+    let trustsForwardedFor: @Sendable (String) -> Bool
 
     init(configuration: ServerConfiguration, responder: any HTTPResponder, logger: Logger,
          refusal: @escaping HTTPServer.Refusal) {
@@ -110,6 +117,12 @@ final class ServerContext: Sendable {
         self.offListener = OffListenerPool(maxWorkers: configuration.offListenerWorkers,
                                            maxQueued: configuration.offListenerQueue)
         self.busyRetryAfterSeconds = configuration.busyRetryAfterSeconds
+        self.deadlines = configuration.headerTimeoutSeconds > 0 && configuration.bodyTimeoutSeconds > 0
+            ? ConnectionDeadlines(headerTimeoutSeconds: configuration.headerTimeoutSeconds,
+                                  bodyTimeoutSeconds: configuration.bodyTimeoutSeconds, logger: logger)
+            : nil
+        self.clientLimiter = ClientRequestLimiter(limit: configuration.perClientRequestLimit)
+        self.trustsForwardedFor = configuration.trustsForwardedFor
     }
 
     /// The answer when no worker is free for a request that must leave the listener, or the server is stopping.
@@ -133,6 +146,11 @@ final class PendingRequest {
     var answered = false
     /// Set while the request is suspended for (or resumed from) an off-listener worker.
     var parked: ParkedRequest?
+    /// The connection's deadlines, when they are on.
+    var tracked: TrackedConnection?
+    /// The client counted against the per-client cap, released when the request completes.
+    var countedClient: String?
+    var peerIsTrustedProxy = false
     let started = DispatchTime.now().uptimeNanoseconds
 
     init(method: String, path: String) {
@@ -152,15 +170,7 @@ enum MicroHTTPDCallbacks {
             collectHeaders(connection, into: pending)
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
             context.inFlight.add(1, ordering: .relaxed)
-            if let problem = RequestFraming.problem(in: pending.headers) {
-                var refused = context.refusal(pending.path, 400, problem)
-                refused.headers.set("Connection", "close")
-                return answer(connection, pending, refused)
-            }
-            if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
-                return answer(connection, pending, tooLarge(pending, context))
-            }
-            return .YES
+            return headersReceived(connection, pending, context)
         }
         let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
 
@@ -189,13 +199,46 @@ enum MicroHTTPDCallbacks {
         }
         if pending.received > context.maxBodySize { return answer(connection, pending, tooLarge(pending, context)) }
 
-        let request = Request(method: pending.method, path: pending.path, query: pending.query,
+        var request = Request(method: pending.method, path: pending.path, query: pending.query,
                               headers: pending.headers, body: pending.body, remoteAddress: pending.remoteAddress)
+        request.peerIsTrustedProxy = pending.peerIsTrustedProxy
         pending.body = []
+        if let tracked = pending.tracked { context.deadlines?.responding(tracked) }
         guard let response = respond(to: request, context: context) else {
             return moveOffListener(connection, pending, request, context)
         }
         return answer(connection, pending, response)
+    }
+
+    /// The first call for a request: headers are in. Refuses what must not be read further, else awaits the body.
+    static func headersReceived(_ connection: OpaquePointer, _ pending: PendingRequest,
+                                _ context: ServerContext) -> MHD_Result {
+        if let deadlines = context.deadlines,
+           let socketContext = bridge_mhd_socket_context(connection) {
+            let tracked = Unmanaged<TrackedConnection>.fromOpaque(socketContext).takeUnretainedValue()
+            pending.tracked = tracked
+            deadlines.awaitBody(tracked)
+        }
+        pending.peerIsTrustedProxy = context.trustsForwardedFor(pending.remoteAddress)
+        if let problem = RequestFraming.problem(in: pending.headers) {
+            var refused = context.refusal(pending.path, 400, problem)
+            refused.headers.set("Connection", "close")
+            return answer(connection, pending, refused)
+        }
+        if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
+            return answer(connection, pending, tooLarge(pending, context))
+        }
+        if context.clientLimiter.isEnabled {
+            let client = Request.clientAddress(peer: pending.remoteAddress, trustedProxy: pending.peerIsTrustedProxy,
+                                               headers: pending.headers)
+            guard context.clientLimiter.admit(client) else {
+                var refused = context.refusal(pending.path, 429, "Too many requests from your address at once.")
+                refused.headers.set("Retry-After", "1")
+                return answer(connection, pending, refused)
+            }
+            pending.countedClient = client
+        }
+        return .YES
     }
 
     /// Suspends the connection and answers the request on a worker; 503 at once when no worker is free.
@@ -218,12 +261,27 @@ enum MicroHTTPDCallbacks {
         return .YES
     }
 
+    /// Tracks each connection from accept to close for the header and body deadlines.
+    static let connection: MHD_NotifyConnectionCallback = { cls, connection, socketContext, event in
+        guard let cls, let socketContext,
+              let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines else { return }
+        if event == .CONNECTION_NOTIFY_STARTED, let connection {
+            let tracked = deadlines.opened(socket: bridge_mhd_connection_socket(connection))
+            socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+        } else if event == .CONNECTION_NOTIFY_CLOSED, let existing = socketContext.pointee {
+            socketContext.pointee = nil
+            deadlines.closed(Unmanaged<TrackedConnection>.fromOpaque(existing).takeRetainedValue())
+        }
+    }
+
     static let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, termination in
         guard let cls, let requestSlot, let existing = requestSlot.pointee else { return }
         requestSlot.pointee = nil
         let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
         let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeRetainedValue()
         context.inFlight.subtract(1, ordering: .releasing)
+        if let client = pending.countedClient { context.clientLimiter.release(client) }
+        if let tracked = pending.tracked { context.deadlines?.awaitHeaders(tracked) }
         let micros = (DispatchTime.now().uptimeNanoseconds - pending.started) / 1000
         let duration = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
         if termination == .REQUEST_TERMINATED_COMPLETED_OK {
@@ -257,6 +315,7 @@ enum MicroHTTPDCallbacks {
     static func answer(_ connection: OpaquePointer, _ pending: PendingRequest, _ response: Response) -> MHD_Result {
         pending.answered = true
         pending.status = response.status
+        if let tracked = pending.tracked { tracked.deadline.store(0, ordering: .relaxed) }
         let mhdResponse = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             .RESPMEM_MUST_COPY)

@@ -17,6 +17,19 @@ public struct ServerConfiguration: Sendable {
     /// and how many more such requests may wait for one; beyond both, 503 with `Retry-After` at once.
     public var offListenerWorkers = 64
     public var offListenerQueue = 64
+    /// Deadlines for receiving a request's headers (counted from the connection's start or the end of the
+    /// previous request on it) and its body (from the end of the headers); the connection is closed when one
+    /// passes, however slowly bytes keep arriving. 0 or less turns both off.
+    public var headerTimeoutSeconds: Double = 10
+    public var bodyTimeoutSeconds: Double = 30
+    /// Requests one client may have in flight at once; more get 429. The client is the peer, or behind a
+    /// trusted proxy the address it appended to X-Forwarded-For. 0 turns the cap off.
+    public var perClientRequestLimit = 256
+    /// Whose X-Forwarded-For is believed (the peer's numeric address); loopback by default.
+    public var trustsForwardedFor: @Sendable (String) -> Bool = ServerConfiguration.isLoopback
+
+    public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
+
     /// The `Retry-After` of a 503 because the server is busy or stopping.
     public var busyRetryAfterSeconds = 5
 

@@ -48,11 +48,11 @@ final class Verdict: @unchecked Sendable {
     func set(_ newValue: Bool) { lock.lock(); value = newValue; lock.unlock() }
     func wait(seconds: Double) -> Bool? {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        repeat {
             lock.lock(); let current = value; lock.unlock()
             if let current { return current }
-            usleep(10_000)
-        }
+            if seconds > 0 { usleep(10_000) }
+        } while Date() < deadline
         return nil
     }
 }
