@@ -83,6 +83,9 @@ public final class HTTPServer: Sendable {
 
     public var inFlightRequests: Int { context.inFlight.load(ordering: .relaxed) }
 
+    /// Requests running on, or waiting for, an off-listener worker.
+    var offListenerRequests: Int { context.offListener.occupied }
+
     deinit { shutdown() }
 }
 

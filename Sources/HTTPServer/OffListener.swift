@@ -56,6 +56,13 @@ final class OffListenerPool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Jobs running, queued or reserved.
+    var occupied: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return busy + (queue.count - queueHead) + reserved
+    }
+
     /// Gives back a slot taken with `reserve()` that will not be used.
     func cancelReservation() {
         condition.lock()

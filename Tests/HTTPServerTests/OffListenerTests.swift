@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+@testable import HTTPServer
 import Testing
 import TestSupport
 
@@ -108,7 +108,7 @@ struct OffListenerTests {
                 held.set(allRight)
             }
             holders.start()
-            while server.inFlightRequests < 3 { usleep(1000) }
+            while server.offListenerRequests < 3 { usleep(1000) }
             let before = Date()
             let refused = try RawHTTPClient.request(port: port, path: "/apple?seconds=1&id=x")
             #expect(Date().timeIntervalSince(before) < 0.5)
