@@ -98,17 +98,24 @@ final class ConnectionDeadlines: Sendable {
 
 /// Caps the requests one client has in flight at once. The client is the address a trusted proxy appended to
 /// X-Forwarded-For, so the cap holds behind a proxy, where libmicrohttpd's per-IP limit sees only the proxy.
+/// Counts are split over shards, each with its own lock, so listener threads rarely wait on one another.
 final class ClientRequestLimiter: Sendable {
+    private final class Shard: Sendable {
+        let counts = Mutex<[String: Int]>([:])
+    }
+
     private let limit: Int
-    private let counts = Mutex<[String: Int]>([:])
+    private let shards: [Shard] = (0..<32).map { _ in Shard() }
 
     init(limit: Int) { self.limit = limit }
 
     var isEnabled: Bool { limit > 0 }
 
+    private func shard(_ client: String) -> Shard { shards[Int(UInt(bitPattern: client.hashValue) % 32)] }
+
     /// Counts one more request for `client`; false (and not counted) when it already has `limit` in flight.
     func admit(_ client: String) -> Bool {
-        counts.withLock { counts in
+        shard(client).counts.withLock { counts in
             let current = counts[client, default: 0]
             guard current < limit else { return false }
             counts[client] = current + 1
@@ -117,7 +124,7 @@ final class ClientRequestLimiter: Sendable {
     }
 
     func release(_ client: String) {
-        counts.withLock { counts in
+        shard(client).counts.withLock { counts in
             let remaining = counts[client, default: 1] - 1
             counts[client] = remaining > 0 ? remaining : nil
         }

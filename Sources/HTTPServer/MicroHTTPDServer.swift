@@ -231,7 +231,9 @@ enum MicroHTTPDCallbacks {
         if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
             return answer(connection, pending, tooLarge(pending, context))
         }
-        if context.clientLimiter.isEnabled {
+        // A direct client's connections are capped by libmicrohttpd's per-IP limit (and it has at most one
+        // request in flight per connection); only clients behind a trusted proxy need counting here.
+        if context.clientLimiter.isEnabled && pending.peerIsTrustedProxy && pending.headers.contains("X-Forwarded-For") {
             let client = Request.clientAddress(peer: pending.remoteAddress, trustedProxy: pending.peerIsTrustedProxy,
                                                headers: pending.headers)
             guard context.clientLimiter.admit(client) else {

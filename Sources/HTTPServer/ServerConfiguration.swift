@@ -22,8 +22,8 @@ public struct ServerConfiguration: Sendable {
     /// passes, however slowly bytes keep arriving. 0 or less turns both off.
     public var headerTimeoutSeconds: Double = 10
     public var bodyTimeoutSeconds: Double = 30
-    /// Requests one client may have in flight at once; more get 429. The client is the peer, or behind a
-    /// trusted proxy the address it appended to X-Forwarded-For. 0 turns the cap off.
+    /// Requests one client behind a trusted proxy (the address it appended to X-Forwarded-For) may have in
+    /// flight at once; more get 429. Direct clients are capped by `perIPConnectionLimit`. 0 turns the cap off.
     public var perClientRequestLimit = 256
     /// Whose X-Forwarded-For is believed (the peer's numeric address); loopback by default.
     public var trustsForwardedFor: @Sendable (String) -> Bool = ServerConfiguration.isLoopback

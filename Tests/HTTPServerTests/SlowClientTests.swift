@@ -113,7 +113,7 @@ struct ClientCapTests {
     func slowRequest(_ port: Int, forwardedFor: String) {
         Thread {
             _ = try? RawHTTPClient.request(port: port, path: "/apple?seconds=1&id=held",
-                                           headers: [("X-Forwarded-For", forwardedFor)])
+                                           headers: forwardedFor.isEmpty ? [] : [("X-Forwarded-For", forwardedFor)])
         }.start()
     }
 
@@ -135,15 +135,29 @@ struct ClientCapTests {
         }
     }
 
-    @Test("an untrusted peer's X-Forwarded-For is ignored: the cap counts the peer")
+    @Test("an untrusted peer's X-Forwarded-For does not get it past the per-IP connection cap")
     func untrustedPeer() throws {
-        try withServer(capped(2, trusting: { _ in false }), responder: offListenerRouter()) { server in
+        var configuration = capped(2, trusting: { _ in false })
+        configuration.perIPConnectionLimit = 2
+        configuration.threadPoolSize = 1
+        try withServer(configuration, responder: offListenerRouter()) { server in
             let port = server.port
             slowRequest(port, forwardedFor: "203.0.113.1")
             slowRequest(port, forwardedFor: "203.0.113.2")
             while server.inFlightRequests < 2 { usleep(1000) }
-            let third = try RawHTTPClient.request(port: port, path: "/fast", headers: [("X-Forwarded-For", "203.0.113.3")])
-            #expect(third.status == 429)
+            let third = try? RawHTTPClient.request(port: port, path: "/fast", headers: [("X-Forwarded-For", "203.0.113.3")])
+            #expect(third == nil)
+        }
+    }
+
+    @Test("a direct client is not counted by the forwarded-client cap")
+    func directClient() throws {
+        try withServer(capped(1), responder: offListenerRouter()) { server in
+            let port = server.port
+            slowRequest(port, forwardedFor: "")
+            while server.inFlightRequests < 1 { usleep(1000) }
+            let second = try RawHTTPClient.request(port: port, path: "/fast")
+            #expect(second.status == 200)
         }
     }
 
