@@ -13,7 +13,7 @@ struct MHD_Daemon *bridge_mhd_start(const struct bridge_mhd_settings *s,
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
     struct sockaddr *address;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
 
     memset(&v4, 0, sizeof v4);
     memset(&v6, 0, sizeof v6);
@@ -38,6 +38,8 @@ struct MHD_Daemon *bridge_mhd_start(const struct bridge_mhd_settings *s,
                             MHD_OPTION_CONNECTION_TIMEOUT, s->connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->connection_memory_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            s->notify_connection == NULL ? MHD_OPTION_END : MHD_OPTION_NOTIFY_CONNECTION,
+                            s->notify_connection, s->notify_connection_context,
                             MHD_OPTION_END);
 }
 
@@ -56,4 +58,14 @@ int bridge_mhd_client_address(struct MHD_Connection *connection, char *buffer, s
     else if (sa->sa_family == AF_INET6) raw = &((const struct sockaddr_in6 *)sa)->sin6_addr;
     else return -1;
     return inet_ntop(sa->sa_family, raw, buffer, (socklen_t)length) == NULL ? -1 : 0;
+}
+
+int bridge_mhd_connection_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+void *bridge_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
 }

@@ -12,6 +12,22 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "\(status) \(message)" }
 
+    /// A 405 that names the methods the address accepts (`Allow` is required on every 405); GET implies HEAD.
+    public static func methodNotAllowed<Methods: Sequence<String>>(allowing methods: Methods) -> HTTPError {
+        var allowed = Set(methods)
+        if allowed.contains("GET") { allowed.insert("HEAD") }
+        return HTTPError(405, "This address does not accept that method.",
+                         headers: HTTPHeaders([("Allow", allowed.sorted().joined(separator: ", "))]))
+    }
+
+    /// This error as a plain-text response that keeps every header the error carries (`Allow`, `Retry-After`,
+    /// `WWW-Authenticate`). Anything that renders an `HTTPError` its own way must copy `headers` too.
+    public var plainTextResponse: Response {
+        var response = Response.text(message + "\n", status: status)
+        for field in headers { response.headers.add(field.name, field.value) }
+        return response
+    }
+
     public static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 200: "OK"

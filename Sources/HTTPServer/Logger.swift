@@ -37,20 +37,38 @@ public struct Logger: Sendable {
     public func warning(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warning, event, fields) }
     public func error(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, event, fields) }
 
+    /// Quotes and escapes a value so that it stays inside one logfmt field on one line. Works per Unicode
+    /// scalar: Swift's `Character` merges `\r\n` into one grapheme, which a per-Character check would let through.
     static func quoted(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline || $0 == "\\" }
-        guard needsQuotes else { return value }
-        var escaped = ""
-        for character in value {
-            switch character {
+        guard value.isEmpty || value.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }),
+              value.isEmpty || value.unicodeScalars.contains(where: { isSpecial($0) || isUnsafe($0) }) else { return value }
+        var escaped = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
             case "\"": escaped += "\\\""
             case "\\": escaped += "\\\\"
             case "\n": escaped += "\\n"
             case "\r": escaped += "\\r"
-            default: escaped.append(character)
+            case "\t": escaped += "\\t"
+            case _ where isUnsafe(scalar):
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                escaped += "\\u{" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "}"
+            default: escaped.unicodeScalars.append(scalar)
             }
         }
-        return "\"\(escaped)\""
+        return escaped + "\""
+    }
+
+    /// Characters that end or split a logfmt field.
+    private static func isSpecial(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == " " || scalar == "\"" || scalar == "=" || scalar == "\\"
+    }
+
+    /// Scalars a terminal or log viewer may treat as a line break or control: C0, DEL, C1 (incl. NEL U+0085),
+    /// and the Unicode line and paragraph separators.
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
     }
 
     static func timestamp() -> String {

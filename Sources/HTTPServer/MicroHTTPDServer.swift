@@ -30,8 +30,7 @@ public final class HTTPServer: Sendable {
     public init(configuration: ServerConfiguration, responder: some HTTPResponder, logger: Logger,
                 refusal: @escaping Refusal = HTTPServer.plainRefusal) {
         self.configuration = configuration
-        self.context = ServerContext(responder: responder, logger: logger, maxBodySize: configuration.maxBodySize,
-                                     refusal: refusal)
+        self.context = ServerContext(configuration: configuration, responder: responder, logger: logger, refusal: refusal)
     }
 
     /// The port actually listened on.
@@ -46,13 +45,16 @@ public final class HTTPServer: Sendable {
                 connection_limit: UInt32(configuration.connectionLimit),
                 per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit),
                 connection_timeout_seconds: UInt32(configuration.idleTimeoutSeconds),
-                connection_memory_limit: configuration.connectionMemoryLimit)
+                connection_memory_limit: configuration.connectionMemoryLimit,
+                notify_connection: context.deadlines == nil ? nil : MicroHTTPDCallbacks.connection,
+                notify_connection_context: Unmanaged.passUnretained(context).toOpaque())
             let contextPointer = Unmanaged.passUnretained(context).toOpaque()
             return bridge_mhd_start(&settings, MicroHTTPDCallbacks.access, contextPointer,
                                     MicroHTTPDCallbacks.completed, contextPointer)
         }
         guard let started else { throw StartError.cannotListen(host: configuration.host, port: configuration.port) }
         daemon.withLock { $0 = DaemonHandle(pointer: started) }
+        context.deadlines?.startReaper()
         boundPort.store(Int(bridge_mhd_bound_port(started)), ordering: .relaxed)
     }
 
@@ -68,10 +70,21 @@ public final class HTTPServer: Sendable {
         while context.inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
             usleep(5_000)
         }
+        // Requests still waiting for a worker get a 503; libmicrohttpd must not stop with a suspended connection.
+        context.suspended.resumeAll(with: context.busy("/"))
+        context.offListener.stop()
+        let answered = Date().addingTimeInterval(1)
+        while context.inFlight.load(ordering: .acquiring) > 0 && Date() < answered {
+            usleep(5_000)
+        }
         MHD_stop_daemon(running)
+        context.deadlines?.stop()
     }
 
     public var inFlightRequests: Int { context.inFlight.load(ordering: .relaxed) }
+
+    /// Requests running on, or waiting for, an off-listener worker.
+    var offListenerRequests: Int { context.offListener.occupied }
 
     deinit { shutdown() }
 }
@@ -90,13 +103,36 @@ final class ServerContext: Sendable {
     let drainLimit: Int
     let inFlight = Atomic<Int>(0)
     let refusal: HTTPServer.Refusal
+    let offListener: OffListenerPool
+    let suspended = SuspendedRequests()
+    let busyRetryAfterSeconds: Int
+    let deadlines: ConnectionDeadlines?
+    let clientLimiter: ClientRequestLimiter
+    let trustsForwardedFor: @Sendable (String) -> Bool
 
-    init(responder: any HTTPResponder, logger: Logger, maxBodySize: Int, refusal: @escaping HTTPServer.Refusal) {
+    init(configuration: ServerConfiguration, responder: any HTTPResponder, logger: Logger,
+         refusal: @escaping HTTPServer.Refusal) {
         self.refusal = refusal
         self.responder = responder
         self.logger = logger
-        self.maxBodySize = maxBodySize
-        self.drainLimit = max(1 << 20, maxBodySize * 16)
+        self.maxBodySize = configuration.maxBodySize
+        self.drainLimit = max(1 << 20, configuration.maxBodySize * 16)
+        self.offListener = OffListenerPool(maxWorkers: configuration.offListenerWorkers,
+                                           maxQueued: configuration.offListenerQueue)
+        self.busyRetryAfterSeconds = configuration.busyRetryAfterSeconds
+        self.deadlines = configuration.headerTimeoutSeconds > 0 && configuration.bodyTimeoutSeconds > 0
+            ? ConnectionDeadlines(headerTimeoutSeconds: configuration.headerTimeoutSeconds,
+                                  bodyTimeoutSeconds: configuration.bodyTimeoutSeconds, logger: logger)
+            : nil
+        self.clientLimiter = ClientRequestLimiter(limit: configuration.perClientRequestLimit)
+        self.trustsForwardedFor = configuration.trustsForwardedFor
+    }
+
+    /// The answer when no worker is free for a request that must leave the listener, or the server is stopping.
+    func busy(_ path: String) -> Response {
+        var response = refusal(path, 503, "The server is busy. Please try again in a few seconds.")
+        response.headers.set("Retry-After", String(busyRetryAfterSeconds))
+        return response
     }
 }
 
@@ -111,6 +147,13 @@ final class PendingRequest {
     var remoteAddress = ""
     var status = 0
     var answered = false
+    /// Set while the request is suspended for (or resumed from) an off-listener worker.
+    var parked: ParkedRequest?
+    /// The connection's deadlines, when they are on.
+    var tracked: TrackedConnection?
+    /// The client counted against the per-client cap, released when the request completes.
+    var countedClient: String?
+    var peerIsTrustedProxy = false
     let started = DispatchTime.now().uptimeNanoseconds
 
     init(method: String, path: String) {
@@ -130,10 +173,7 @@ enum MicroHTTPDCallbacks {
             collectHeaders(connection, into: pending)
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
             context.inFlight.add(1, ordering: .relaxed)
-            if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
-                return answer(connection, pending, tooLarge(pending, context))
-            }
-            return .YES
+            return headersReceived(connection, pending, context)
         }
         let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
 
@@ -155,12 +195,88 @@ enum MicroHTTPDCallbacks {
             return .YES
         }
         if pending.answered { return .YES }
+        if let parked = pending.parked {
+            // Resumed: the worker stored the answer before resuming.
+            pending.parked = nil
+            return answer(connection, pending, parked.response.withLock { $0 } ?? context.busy(pending.path))
+        }
         if pending.received > context.maxBodySize { return answer(connection, pending, tooLarge(pending, context)) }
 
-        let request = Request(method: pending.method, path: pending.path, query: pending.query,
+        var request = Request(method: pending.method, path: pending.path, query: pending.query,
                               headers: pending.headers, body: pending.body, remoteAddress: pending.remoteAddress)
+        request.peerIsTrustedProxy = pending.peerIsTrustedProxy
         pending.body = []
-        return answer(connection, pending, respond(to: request, context: context))
+        if let tracked = pending.tracked { context.deadlines?.responding(tracked) }
+        guard let response = respond(to: request, context: context) else {
+            return moveOffListener(connection, pending, request, context)
+        }
+        return answer(connection, pending, response)
+    }
+
+    /// The first call for a request: headers are in. Refuses what must not be read further, else awaits the body.
+    static func headersReceived(_ connection: OpaquePointer, _ pending: PendingRequest,
+                                _ context: ServerContext) -> MHD_Result {
+        if let deadlines = context.deadlines,
+           let socketContext = bridge_mhd_socket_context(connection) {
+            let tracked = Unmanaged<TrackedConnection>.fromOpaque(socketContext).takeUnretainedValue()
+            pending.tracked = tracked
+            deadlines.awaitBody(tracked)
+        }
+        pending.peerIsTrustedProxy = context.trustsForwardedFor(pending.remoteAddress)
+        if let problem = RequestFraming.problem(in: pending.headers) {
+            var refused = context.refusal(pending.path, 400, problem)
+            refused.headers.set("Connection", "close")
+            return answer(connection, pending, refused)
+        }
+        if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
+            return answer(connection, pending, tooLarge(pending, context))
+        }
+        // A direct client's connections are capped by libmicrohttpd's per-IP limit (and it has at most one
+        // request in flight per connection); only clients behind a trusted proxy need counting here.
+        if context.clientLimiter.isEnabled && pending.peerIsTrustedProxy && pending.headers.contains("X-Forwarded-For") {
+            let client = Request.clientAddress(peer: pending.remoteAddress, trustedProxy: pending.peerIsTrustedProxy,
+                                               headers: pending.headers)
+            guard context.clientLimiter.admit(client) else {
+                var refused = context.refusal(pending.path, 429, "Too many requests from your address at once.")
+                refused.headers.set("Retry-After", "1")
+                return answer(connection, pending, refused)
+            }
+            pending.countedClient = client
+        }
+        return .YES
+    }
+
+    /// Suspends the connection and answers the request on a worker; 503 at once when no worker is free.
+    static func moveOffListener(_ connection: OpaquePointer, _ pending: PendingRequest, _ request: Request,
+                                _ context: ServerContext) -> MHD_Result {
+        guard context.offListener.reserve() else { return answer(connection, pending, context.busy(pending.path)) }
+        let parked = ParkedRequest(connection: connection)
+        guard context.suspended.park(parked) else {
+            context.offListener.cancelReservation()
+            return answer(connection, pending, context.busy(pending.path))
+        }
+        pending.parked = parked
+        var offListener = request
+        offListener.isOffListener = true
+        context.offListener.run { [offListener] in
+            let response = respond(to: offListener, context: context)
+                ?? Response.text("The server could not answer this request.\n", status: 500)
+            context.suspended.finish(parked, with: response)
+        }
+        return .YES
+    }
+
+    /// Tracks each connection from accept to close for the header and body deadlines.
+    static let connection: MHD_NotifyConnectionCallback = { cls, connection, socketContext, event in
+        guard let cls, let socketContext,
+              let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines else { return }
+        if event == .CONNECTION_NOTIFY_STARTED, let connection {
+            let tracked = deadlines.opened(socket: bridge_mhd_connection_socket(connection))
+            socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+        } else if event == .CONNECTION_NOTIFY_CLOSED, let existing = socketContext.pointee {
+            socketContext.pointee = nil
+            deadlines.closed(Unmanaged<TrackedConnection>.fromOpaque(existing).takeRetainedValue())
+        }
     }
 
     static let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, termination in
@@ -169,6 +285,8 @@ enum MicroHTTPDCallbacks {
         let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
         let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeRetainedValue()
         context.inFlight.subtract(1, ordering: .releasing)
+        if let client = pending.countedClient { context.clientLimiter.release(client) }
+        if let tracked = pending.tracked { context.deadlines?.awaitHeaders(tracked) }
         let micros = (DispatchTime.now().uptimeNanoseconds - pending.started) / 1000
         let duration = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
         if termination == .REQUEST_TERMINATED_COMPLETED_OK {
@@ -181,13 +299,14 @@ enum MicroHTTPDCallbacks {
         }
     }
 
-    static func respond(to request: Request, context: ServerContext) -> Response {
+    /// The responder chain's answer; nil when it must run again off the listener (`OffListenerRequired`).
+    static func respond(to request: Request, context: ServerContext) -> Response? {
         do {
             return try context.responder.respond(to: request)
         } catch let error as HTTPError {
-            var response = Response.text(error.message + "\n", status: error.status)
-            for field in error.headers { response.headers.set(field.name, field.value) }
-            return response
+            return error.plainTextResponse
+        } catch is OffListenerRequired where !request.isOffListener {
+            return nil
         } catch {
             context.logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
             return Response.text("The server could not answer this request.\n", status: 500)
@@ -201,6 +320,7 @@ enum MicroHTTPDCallbacks {
     static func answer(_ connection: OpaquePointer, _ pending: PendingRequest, _ response: Response) -> MHD_Result {
         pending.answered = true
         pending.status = response.status
+        if let tracked = pending.tracked { tracked.deadline.store(0, ordering: .relaxed) }
         let mhdResponse = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             .RESPMEM_MUST_COPY)

@@ -7,6 +7,12 @@ public struct Request: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]
     public var remoteAddress: String
+    /// True when the request runs on an off-listener worker, where slow work is allowed (see
+    /// `OffListenerRequired`); false on a listener thread.
+    public var isOffListener = false
+    /// Whether the peer is a proxy whose X-Forwarded-For is believed. The listener sets it from
+    /// `ServerConfiguration.trustsForwardedFor`; a request made in code trusts a loopback peer.
+    public var peerIsTrustedProxy: Bool
 
     public init(method: String, path: String, query: FormFields = FormFields(),
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {
@@ -16,6 +22,7 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
+        self.peerIsTrustedProxy = ServerConfiguration.isLoopback(remoteAddress)
     }
 
     /// Cookies from every `Cookie` header; the first occurrence of a name wins.
@@ -47,13 +54,17 @@ public struct Request: Sendable {
         return FormFields(urlEncoded: body)
     }
 
-    /// The client's address. Behind a reverse proxy on this host (peer on loopback) it is the address that proxy
+    /// The client's address. Behind a trusted reverse proxy (`peerIsTrustedProxy`) it is the address that proxy
     /// appended last to X-Forwarded-For; entries further left are client-supplied and never trusted.
     public var clientAddress: String {
-        guard remoteAddress.hasPrefix("127.") || remoteAddress == "::1",
-              let forwarded = headers.values("X-Forwarded-For").last?.split(separator: ",").last else { return remoteAddress }
+        Self.clientAddress(peer: remoteAddress, trustedProxy: peerIsTrustedProxy, headers: headers)
+    }
+
+    static func clientAddress(peer: String, trustedProxy: Bool, headers: HTTPHeaders) -> String {
+        guard trustedProxy, let forwarded = headers.values("X-Forwarded-For").last?.split(separator: ",").last
+        else { return peer }
         let address = forwarded.trimmingSpaces()
-        return address.isEmpty ? remoteAddress : String(address)
+        return address.isEmpty ? peer : String(address)
     }
 
     public var bearerToken: String? {

@@ -29,18 +29,13 @@ public struct Router: HTTPResponder {
     public func respond(to request: Request) throws -> Response {
         if let byMethod = exact[request.path] {
             if let handler = byMethod[request.method] { return try handler(request) }
-            throw methodNotAllowed(Array(byMethod.keys))
+            throw HTTPError.methodNotAllowed(allowing: byMethod.keys)
         }
         let matching = prefixes.filter { request.path.hasPrefix($0.prefix) }
         if let route = matching.first(where: { $0.method == request.method || ($0.method == "GET" && request.method == "HEAD") }) {
             return try route.handler(request)
         }
-        if !matching.isEmpty { throw methodNotAllowed(matching.map(\.method)) }
+        if !matching.isEmpty { throw HTTPError.methodNotAllowed(allowing: matching.map(\.method)) }
         return try notFound(request)
-    }
-
-    private func methodNotAllowed(_ methods: [String]) -> HTTPError {
-        let allowed = Set(methods).sorted().joined(separator: ", ")
-        return HTTPError(405, "This address does not accept that method.", headers: HTTPHeaders([("Allow", allowed)]))
     }
 }

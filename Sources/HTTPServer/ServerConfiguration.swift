@@ -13,6 +13,25 @@ public struct ServerConfiguration: Sendable {
     public var connectionMemoryLimit: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownGraceSeconds: Double
+    /// Worker threads for requests that must not be answered on a listener thread (see `OffListenerRequired`),
+    /// and how many more such requests may wait for one; beyond both, 503 with `Retry-After` at once.
+    public var offListenerWorkers = 64
+    public var offListenerQueue = 64
+    /// Deadlines for receiving a request's headers (counted from the connection's start or the end of the
+    /// previous request on it) and its body (from the end of the headers); the connection is closed when one
+    /// passes, however slowly bytes keep arriving. 0 or less turns both off.
+    public var headerTimeoutSeconds: Double = 10
+    public var bodyTimeoutSeconds: Double = 30
+    /// Requests one client behind a trusted proxy (the address it appended to X-Forwarded-For) may have in
+    /// flight at once; more get 429. Direct clients are capped by `perIPConnectionLimit`. 0 turns the cap off.
+    public var perClientRequestLimit = 256
+    /// Whose X-Forwarded-For is believed (the peer's numeric address); loopback by default.
+    public var trustsForwardedFor: @Sendable (String) -> Bool = ServerConfiguration.isLoopback
+
+    public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
+
+    /// The `Retry-After` of a 503 because the server is busy or stopping.
+    public var busyRetryAfterSeconds = 5
 
     public init(host: String = "127.0.0.1", port: Int = 8080, threadPoolSize: Int = 0, connectionLimit: Int = 4096,
                 perIPConnectionLimit: Int = 1024, idleTimeoutSeconds: Int = 30, maxBodySize: Int = 64 * 1024,

@@ -146,3 +146,34 @@ public enum RawHTTPClient {
         return out
     }
 }
+
+/// One kept-alive connection that sends requests one after another and reads each answer by its
+/// Content-Length, so tests can time a request without the cost of a new connection.
+public final class KeepAliveHTTPConnection {
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(port: Int) throws { fd = try RawHTTPClient.connect(port: port) }
+    deinit { close(fd) }
+
+    public func request(_ method: String = "GET", _ path: String) throws -> RawHTTPResponse {
+        RawHTTPClient.sendAll(fd, Array("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        let separator: [UInt8] = [13, 10, 13, 10]
+        while buffer.firstRange(of: separator) == nil { try fill() }
+        let headEnd = buffer.firstRange(of: separator)!.upperBound
+        let head = String(decoding: buffer[..<headEnd], as: UTF8.self).lowercased()
+        let length = head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        while buffer.count < headEnd + length { try fill() }
+        let response = try RawHTTPClient.parse(Array(buffer[..<(headEnd + length)]))
+        buffer.removeFirst(headEnd + length)
+        return response
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { throw RawHTTPError.closedWithoutResponse }
+        buffer.append(contentsOf: chunk[0..<count])
+    }
+}

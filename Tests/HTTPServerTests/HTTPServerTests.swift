@@ -196,3 +196,40 @@ final class ResultBox: @unchecked Sendable {
     var isSet: Bool { lock.lock(); defer { lock.unlock() }; return done }
     var value: RawHTTPResponse? { lock.lock(); defer { lock.unlock() }; return stored }
 }
+
+@Suite("405 always names the allowed methods")
+struct MethodNotAllowedTests {
+    @Test("a prefix route for GET also allows HEAD, and Allow says so")
+    func prefixRoute() throws {
+        var router = Router()
+        router.addPrefix("GET", "/public/") { _ in .text("file") }
+        let thrown = try? router.respond(to: Request(method: "POST", path: "/public/a.css"))
+        #expect(thrown == nil)
+        var allow: String?
+        do { _ = try router.respond(to: Request(method: "POST", path: "/public/a.css")) } catch let error as HTTPError {
+            allow = error.plainTextResponse.headers["Allow"]
+        }
+        #expect(allow == "GET, HEAD")
+        let head = try router.respond(to: Request(method: "HEAD", path: "/public/a.css"))
+        #expect(head.status == 200)
+    }
+
+    @Test("a 405 keeps Allow through SecurityHeaders and the listener")
+    func throughTheListener() throws {
+        try withServer(responder: SecurityHeaders(testRouter())) { server in
+            let wrong = try RawHTTPClient.request(port: server.port, method: "POST", path: "/page")
+            #expect(wrong.status == 405)
+            #expect(wrong.headerValues("Allow") == ["GET, HEAD"])
+        }
+    }
+
+    @Test("an HTTPError rendered as plain text keeps every header it carries")
+    func plainText() {
+        let error = HTTPError(503, "busy", headers: HTTPHeaders([("Retry-After", "5"), ("Allow", "GET")]))
+        let response = error.plainTextResponse
+        #expect(response.status == 503)
+        #expect(response.headers["Retry-After"] == "5")
+        #expect(response.headers["Allow"] == "GET")
+        #expect(response.bodyText == "busy\n")
+    }
+}

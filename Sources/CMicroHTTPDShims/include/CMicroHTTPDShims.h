@@ -14,6 +14,8 @@ struct bridge_mhd_settings {
     unsigned int per_ip_connection_limit;
     unsigned int connection_timeout_seconds;
     size_t connection_memory_limit;
+    MHD_NotifyConnectionCallback notify_connection; /* may be NULL */
+    void *notify_connection_context;
 };
 
 /* Starts an epoll thread-pool daemon. Returns NULL if the address is invalid or cannot be bound. */
@@ -28,5 +30,11 @@ uint16_t bridge_mhd_bound_port(struct MHD_Daemon *daemon);
 
 /* Writes the peer's numeric address into buffer; returns 0 on success. */
 int bridge_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+
+/* The socket of a connection, or -1. */
+int bridge_mhd_connection_socket(struct MHD_Connection *connection);
+
+/* The per-connection pointer set through MHD_OPTION_NOTIFY_CONNECTION, or NULL. */
+void *bridge_mhd_socket_context(struct MHD_Connection *connection);
 
 #endif

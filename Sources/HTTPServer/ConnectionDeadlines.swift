@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+
+/// One open connection as the deadline reaper sees it: its socket and when its current phase must end.
+final class TrackedConnection: Sendable {
+    let socket: Int32
+    /// Monotonic nanoseconds by which the current phase must be over; 0 while the server itself is busy
+    /// with the request (responding, or suspended for a worker), when no deadline applies.
+    let deadline = Atomic<UInt64>(0)
+    /// Which phase the deadline belongs to, for the log: 0 headers, 1 body.
+    let phase = Atomic<Int>(0)
+
+    init(socket: Int32) { self.socket = socket }
+}
+
+/// Deadlines for receiving a request's headers and its body. libmicrohttpd's own timeout counts only idle
+/// time, so a client trickling one byte every few seconds would keep a connection forever; here a reaper
+/// thread shuts down the socket of any connection whose phase ran late, however many bytes still arrive.
+final class ConnectionDeadlines: Sendable {
+    private let headerTimeout: UInt64
+    private let bodyTimeout: UInt64
+    private let interval: Double
+    /// Connections by identity. The reaper shuts a socket down only while holding this lock and only if the
+    /// connection is still here; libmicrohttpd reports a close (and we remove it) before it closes the socket,
+    /// so the reaper can never hit a reused descriptor.
+    private let connections = Mutex<[ObjectIdentifier: TrackedConnection]>([:])
+    private let stopped = Atomic<Bool>(false)
+    private let logger: Logger
+
+    init(headerTimeoutSeconds: Double, bodyTimeoutSeconds: Double, logger: Logger) {
+        headerTimeout = UInt64(max(0.001, headerTimeoutSeconds) * 1e9)
+        bodyTimeout = UInt64(max(0.001, bodyTimeoutSeconds) * 1e9)
+        interval = min(1, max(0.02, min(headerTimeoutSeconds, bodyTimeoutSeconds) / 10))
+        self.logger = logger
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    func opened(socket: Int32) -> TrackedConnection {
+        let connection = TrackedConnection(socket: socket)
+        awaitHeaders(connection)
+        connections.withLock { $0[ObjectIdentifier(connection)] = connection }
+        return connection
+    }
+
+    func closed(_ connection: TrackedConnection) {
+        _ = connections.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) }
+    }
+
+    /// A new connection, or the previous request on it is answered: the next headers are due.
+    func awaitHeaders(_ connection: TrackedConnection) {
+        connection.phase.store(0, ordering: .relaxed)
+        connection.deadline.store(Self.now() + headerTimeout, ordering: .relaxed)
+    }
+
+    /// Headers are in: the body (if any) is due.
+    func awaitBody(_ connection: TrackedConnection) {
+        connection.phase.store(1, ordering: .relaxed)
+        connection.deadline.store(Self.now() + bodyTimeout, ordering: .relaxed)
+    }
+
+    /// The request is complete; the server is answering it.
+    func responding(_ connection: TrackedConnection) {
+        connection.deadline.store(0, ordering: .relaxed)
+    }
+
+    func startReaper() {
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: interval)
+                reap(now: Self.now())
+            }
+        }
+        thread.name = "deadline-reaper"
+        thread.start()
+    }
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Shuts down every connection whose phase is past its deadline; libmicrohttpd then sees the socket
+    /// closed and cleans the connection up on its own thread.
+    func reap(now: UInt64) {
+        var late: [Int] = []
+        connections.withLock { connections in
+            for connection in connections.values {
+                let deadline = connection.deadline.load(ordering: .relaxed)
+                guard deadline != 0 && deadline < now else { continue }
+                connection.deadline.store(0, ordering: .relaxed)
+                shutdown(connection.socket, Int32(SHUT_RDWR))
+                late.append(connection.phase.load(ordering: .relaxed))
+            }
+        }
+        for phase in late {
+            logger.info("connection_deadline", ["phase": phase == 0 ? "headers" : "body"])
+        }
+    }
+}
+
+/// Caps the requests one client has in flight at once. The client is the address a trusted proxy appended to
+/// X-Forwarded-For, so the cap holds behind a proxy, where libmicrohttpd's per-IP limit sees only the proxy.
+/// Counts are split over shards, each with its own lock, so listener threads rarely wait on one another.
+final class ClientRequestLimiter: Sendable {
+    private final class Shard: Sendable {
+        let counts = Mutex<[String: Int]>([:])
+    }
+
+    private let limit: Int
+    private let shards: [Shard] = (0..<32).map { _ in Shard() }
+
+    init(limit: Int) { self.limit = limit }
+
+    var isEnabled: Bool { limit > 0 }
+
+    private func shard(_ client: String) -> Shard { shards[Int(UInt(bitPattern: client.hashValue) % 32)] }
+
+    /// Counts one more request for `client`; false (and not counted) when it already has `limit` in flight.
+    func admit(_ client: String) -> Bool {
+        shard(client).counts.withLock { counts in
+            let current = counts[client, default: 0]
+            guard current < limit else { return false }
+            counts[client] = current + 1
+            return true
+        }
+    }
+
+    func release(_ client: String) {
+        shard(client).counts.withLock { counts in
+            let remaining = counts[client, default: 1] - 1
+            counts[client] = remaining > 0 ? remaining : nil
+        }
+    }
+}

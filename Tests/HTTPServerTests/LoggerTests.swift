@@ -1,0 +1,53 @@
+import Foundation
+@testable import HTTPServer
+import Testing
+import TestSupport
+
+/// Collects log lines written by a server under test.
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    var logger: Logger { Logger(minimumLevel: .debug) { line in self.append(line) } }
+    func append(_ line: String) { lock.lock(); stored.append(line); lock.unlock() }
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+}
+
+@Suite("Logger keeps every event on one line")
+struct LoggerTests {
+    @Test("CR LF (one Swift Character), lone controls, DEL, C1, NEL and line separators are escaped")
+    func escapesPerScalar() {
+        let hostile = "a\r\nb\rc\nd\u{0}e\u{1B}f\u{7F}g\u{85}h\u{9B}i\u{2028}j\u{2029}k\tl"
+        let quoted = Logger.quoted(hostile)
+        #expect(quoted == "\"a\\r\\nb\\rc\\nd\\u{0000}e\\u{001B}f\\u{007F}g\\u{0085}h\\u{009B}i\\u{2028}j\\u{2029}k\\tl\"")
+        let unsafeLeft = quoted.unicodeScalars.filter { ($0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029) }
+        #expect(unsafeLeft.isEmpty)
+    }
+
+    @Test("plain values stay bare; spaces, quotes and non-ASCII text are kept readable")
+    func plainValues() {
+        #expect(Logger.quoted("/healthz") == "/healthz")
+        #expect(Logger.quoted("") == "\"\"")
+        #expect(Logger.quoted("a b=\"c\\") == "\"a b=\\\"c\\\\\"")
+        #expect(Logger.quoted("café") == "café")
+        #expect(Logger.quoted("é x") == "\"é x\"")
+    }
+
+    @Test("a request path with %0d%0a writes one log line through a real server")
+    func forgedPathThroughServer() throws {
+        let log = LogLines()
+        let server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
+                                responder: testRouter(), logger: log.logger)
+        try server.start()
+        let path = "/x%0d%0atime=2026-01-01T00:00:00.000Z%20level=info%20event=account_deleted%20member=1"
+            + "%c2%85event=a%e2%80%a8event=b"
+        let response = try RawHTTPClient.request(port: server.port, path: path)
+        server.shutdown()
+        #expect(response.status == 404)
+        let lines = log.lines
+        #expect(lines.count == 1)
+        let joined = lines.joined(separator: "\n")
+        let breaks = joined.unicodeScalars.filter { ($0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029) }
+        #expect(breaks.isEmpty)
+        #expect(lines.first?.contains("path=\"/x\\r\\ntime=") == true)
+    }
+}
