@@ -19,9 +19,10 @@ struct ErrorMapping<Presenter: ErrorPresenter>: Sendable {
             return try handler(request)
         }
         // Every group's errors pass through this one `do`, and only an error the HTTP server acts on itself may leave
-        // it: HTTPServer's `OffListenerRequired` (run this request again off the listener threads). Its line goes
-        // here, before the catch-all: `catch let error as OffListenerRequired { throw error }`.
-        catch {
+        // it: `OffListenerRequired` asks the server to run this request again off the listener threads.
+        catch let error as OffListenerRequired {
+            throw error
+        } catch {
             if let response = presenter.response(for: error, to: request) { return response }
             logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
             return presenter.internalError(for: request)
