@@ -17,13 +17,15 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0",
                        providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
         // Fixed-arity wrappers for the variadic parts of libmicrohttpd.
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims"]),
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
         .target(name: "Mustache"),
-        .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ"]),
         .target(name: "AppleID", dependencies: ["JOSE"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JOSE"]),
         .target(name: "Bridge", dependencies: ["HTTPServer", "JOSE", "AppleID", "Storage", "Mustache"]),
