@@ -18,7 +18,7 @@ public final class BridgeServer {
         }
         let store: any Store
         do {
-            store = try StoreFactory.open(configuration.database)
+            store = try StoreFactory.open(configuration.database, poolSize: configuration.databasePoolSize)
             let applied = try store.migrate()
             if !applied.isEmpty {
                 logger.info("migrations_applied", ["versions": applied.map(String.init).joined(separator: ",")])

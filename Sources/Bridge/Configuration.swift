@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// A start-up setting that is missing or malformed. Its description is the one line the operator sees.
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
@@ -26,7 +27,10 @@ public struct BridgeConfiguration: Sendable {
     public var port: Int
     /// External base URL without a trailing slash.
     public var publicURL: String
-    public var database: String
+    /// `BRIDGE_DATABASE`, parsed once; its description never shows a password.
+    public var database: DatabaseURL
+    /// `BRIDGE_DATABASE_POOL_SIZE`: most connections one instance opens to PostgreSQL.
+    public var databasePoolSize: Int
     /// Nil only in development mode until `resolveDevelopmentSecret` fills it.
     public var secretKey: [UInt8]?
     public var servicesID: String?
@@ -49,7 +53,7 @@ public struct BridgeConfiguration: Sendable {
     public var isHTTPS: Bool { publicURL.hasPrefix("https://") }
 
     public static let keys = [
-        "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY",
+        "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_DATABASE_POOL_SIZE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
     ]
@@ -94,16 +98,12 @@ public struct BridgeConfiguration: Sendable {
         }
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
 
-        database = value("BRIDGE_DATABASE") ?? "sqlite:data/bridge.sqlite3"
-        if database.hasPrefix("sqlite:") {
-            guard database.count > "sqlite:".count else {
-                throw ConfigurationError("BRIDGE_DATABASE", "needs a file path after sqlite: (e.g. sqlite:data/bridge.sqlite3)")
-            }
-        } else if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            // accepted here; the store reports if the backend is unavailable
-        } else {
-            throw ConfigurationError("BRIDGE_DATABASE", "must be sqlite:PATH or postgres://… (got \"\(Self.redactedDatabase(database))\")")
+        database = try Self.database(value("BRIDGE_DATABASE") ?? "sqlite:data/bridge.sqlite3")
+        let poolText = value("BRIDGE_DATABASE_POOL_SIZE") ?? String(PostgresStore.defaultPoolSize)
+        guard let poolSize = Int(poolText), (1...1000).contains(poolSize) else {
+            throw ConfigurationError("BRIDGE_DATABASE_POOL_SIZE", "must be a number of connections from 1 to 1000 (got \"\(poolText)\")")
         }
+        databasePoolSize = poolSize
 
         if let encoded = value("BRIDGE_SECRET_KEY") {
             guard let decoded = Data(base64Encoded: encoded), decoded.count >= 32 else {
@@ -218,6 +218,21 @@ public struct BridgeConfiguration: Sendable {
 
     static func isAppleTenCharacterID(_ id: String) -> Bool {
         id.count == 10 && id.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+    }
+
+    /// `BRIDGE_DATABASE` parsed; the error never repeats a password.
+    static func database(_ value: String) throws(ConfigurationError) -> DatabaseURL {
+        do {
+            return try DatabaseURL(value)
+        } catch {
+            if value.hasPrefix("sqlite:") {
+                throw ConfigurationError("BRIDGE_DATABASE", "needs a file path after sqlite: (e.g. sqlite:data/bridge.sqlite3)")
+            }
+            if case let .unsupportedURL(shown, reason) = error, value.hasPrefix("postgres") {
+                throw ConfigurationError("BRIDGE_DATABASE", "is not a valid PostgreSQL URL (\(reason)): \"\(shown)\"")
+            }
+            throw ConfigurationError("BRIDGE_DATABASE", "must be sqlite:PATH or postgres://… (got \"\(redactedDatabase(value))\")")
+        }
     }
 
     /// A database URL with any password removed, safe to print.
