@@ -77,16 +77,50 @@ import Testing
         }
     }
 
-    @Test("sslmode in the URL reaches libpq: require against a server without TLS is refused as unavailable")
-    func sslModePassedThrough() throws {
-        let admin = try TestPostgres.adminURL()
-        let url = try PostgresURL(admin.connectionString + (admin.connectionString.contains("?") ? "&" : "?") + "sslmode=require")
-        let error = #expect(throws: StoreError.self) { try PostgresStore(url: url) }
+    /// The test database's URL with `parameters` appended to its query.
+    func url(_ url: PostgresURL, adding parameters: String) throws -> PostgresURL {
+        try PostgresURL(url.connectionString + (url.connectionString.contains("?") ? "&" : "?") + parameters)
+    }
+
+    @Test("sslmode=verify-full with the server's certificate: every pooled connection is encrypted")
+    func tlsWhenAsked() throws {
+        let certificate = try TestPostgres.required("BRIDGE_TEST_POSTGRES_CA")
+        try withFreshPostgresDatabase { plain in
+            let store = try PostgresStore(url: try url(plain, adding: "sslmode=verify-full&sslrootcert=\(certificate)"),
+                                          poolSize: 2)
+            _ = try store.migrate()
+            onThreads(4) { thread in _ = try? store.write { try $0.insertLoginAttempt(loginAttempt("tls-\(thread)")) } }
+            let encrypted = try postgresScalar("""
+                SELECT COUNT(*) FILTER (WHERE pg_stat_ssl.ssl) * 100 + COUNT(*) AS value
+                FROM pg_stat_ssl JOIN pg_stat_activity USING (pid)
+                WHERE datname = current_database() AND application_name = 'apple-signin-bridge'
+                """, in: plain)
+            #expect(encrypted == 202, "100 × encrypted + all: both pooled connections use TLS")
+            let rows = try store.read { try $0.loginAttempt(state: "tls-0") }
+            #expect(rows != nil)
+
+            // The same server with sslmode=disable: the URL decides, not a default.
+            let plainStore = try PostgresStore(url: try url(plain, adding: "sslmode=disable&application_name=plain-bridge"))
+            _ = try plainStore.read { try $0.countUsers() }
+            let unencrypted = try postgresScalar("""
+                SELECT COUNT(*) FILTER (WHERE pg_stat_ssl.ssl) * 100 + COUNT(*) AS value
+                FROM pg_stat_ssl JOIN pg_stat_activity USING (pid)
+                WHERE datname = current_database() AND application_name = 'plain-bridge'
+                """, in: plain)
+            #expect(unencrypted == 1)
+        }
+    }
+
+    @Test("sslmode=verify-full without the certificate to check against is refused as unavailable")
+    func tlsVerified() throws {
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-ca-\(UUID().uuidString).crt").path
+        let refused = try url(TestPostgres.adminURL(), adding: "sslmode=verify-full&sslrootcert=\(elsewhere)")
+        let error = #expect(throws: StoreError.self) { try PostgresStore(url: refused) }
         guard case let .unavailable(message)? = error else {
             Issue.record("expected unavailable, got \(String(describing: error))")
             return
         }
-        #expect(message.contains("SSL"))
+        #expect(message.contains("root certificate"), "\(message)")
     }
 
     @Test("the connection dropped mid-write: unavailable, nothing half-written, and the store carries on")
