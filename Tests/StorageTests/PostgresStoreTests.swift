@@ -151,6 +151,15 @@ import Testing
     }
 }
 
+@Suite("PostgreSQL schema") struct PostgresSchemaTests {
+    @Test("PostgreSQL has a migration for every SQLite migration, with the same versions")
+    func sameVersionsAsSQLite() {
+        let sqlite = SQLiteMigrations.all.map(\.version)
+        let postgres = PostgresMigrations.all.map(\.version)
+        #expect(postgres == sqlite)
+    }
+}
+
 @Suite("Database URL") struct DatabaseURLTests {
     @Test("sqlite:PATH and both PostgreSQL schemes parse into their backend")
     func parses() throws {
