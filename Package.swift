@@ -17,6 +17,8 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0",
                        providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
         // Fixed-arity wrappers for the variadic parts of libmicrohttpd.
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
@@ -24,7 +26,7 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "JOSE", dependencies: ["JSON", "COpenSSL"]),
         .target(name: "Mustache"),
-        .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ"]),
         .target(name: "AppleID", dependencies: ["JSON", "JOSE"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.

@@ -11,6 +11,10 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// `url` is already redacted: it never contains a password.
     case unsupportedURL(url: String, reason: String)
+    /// The database server cannot be reached or went away; trying again later may work.
+    /// Nothing of the interrupted unit of work was committed unless the connection broke
+    /// during COMMIT itself.
+    case unavailable(String)
 
     public var description: String {
         switch self {
@@ -27,6 +31,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             "invalid value for the store: \(message)"
         case let .unsupportedURL(url, reason):
             "unsupported database URL '\(url)': \(reason)"
+        case let .unavailable(message):
+            "database unavailable: \(message)"
         }
     }
 }

@@ -1,14 +1,17 @@
 public enum StoreFactory {
     /// Opens the store named by a `BRIDGE_DATABASE` value: `sqlite:PATH` (the parent
-    /// directory of PATH is created when missing). Does not migrate.
-    public static func open(_ url: String) throws -> any Store {
-        if url.hasPrefix("sqlite:") {
-            return try SQLiteStore(path: String(url.dropFirst("sqlite:".count)))
+    /// directory of PATH is created when missing) or a PostgreSQL URI (connects once, with
+    /// up to `poolSize` connections later). Does not migrate.
+    public static func open(_ url: String, poolSize: Int = PostgresStore.defaultPoolSize) throws -> any Store {
+        try open(DatabaseURL(url), poolSize: poolSize)
+    }
+
+    public static func open(_ url: DatabaseURL, poolSize: Int = PostgresStore.defaultPoolSize) throws -> any Store {
+        switch url {
+        case let .sqlite(path):
+            try SQLiteStore(path: path)
+        case let .postgres(postgresURL):
+            try PostgresStore(url: postgresURL, poolSize: poolSize)
         }
-        let shown = DatabaseURL.redactingPassword(url)
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            throw StoreError.unsupportedURL(url: shown, reason: "PostgreSQL is not yet supported; use sqlite:PATH")
-        }
-        throw StoreError.unsupportedURL(url: shown, reason: "expected sqlite:PATH or postgres://…")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// How the server was started. Development mode trusts the local Apple ID simulator and may generate a secret key.
 public enum RunMode: String, Sendable {
@@ -13,7 +14,10 @@ public struct BridgeConfiguration: Sendable {
     public var port: Int
     /// External base URL without a trailing slash.
     public var publicURL: String
-    public var database: String
+    /// `BRIDGE_DATABASE`, parsed once; its description never shows a password.
+    public var database: DatabaseURL
+    /// `BRIDGE_DATABASE_POOL_SIZE`: most connections one instance opens to PostgreSQL.
+    public var databasePoolSize: Int
     /// Nil only in development mode, until the composition root loads or creates the development secret.
     public var secretKey: [UInt8]?
     public var servicesID: String?
@@ -36,7 +40,7 @@ public struct BridgeConfiguration: Sendable {
     public var isHTTPS: Bool { publicURL.hasPrefix("https://") }
 
     public static let keys = [
-        "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY",
+        "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_DATABASE_POOL_SIZE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
     ]
@@ -59,7 +63,7 @@ public struct BridgeConfiguration: Sendable {
         let settings = Settings(values: values)
         self.mode = mode
         (host, port, publicURL) = try Self.listener(settings, mode: mode)
-        database = try Self.database(settings)
+        (database, databasePoolSize) = try Self.database(settings)
         secretKey = try Self.secretKey(settings, mode: mode)
         (servicesID, bundleIDs) = try Self.clientIDs(settings, mode: mode)
         (teamID, keyID, privateKeyPath) = try Self.signingKey(settings)
@@ -103,18 +107,13 @@ public struct BridgeConfiguration: Sendable {
         return (host, port, publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL)
     }
 
-    static func database(_ settings: Settings) throws(ConfigurationError) -> String {
-        let database = settings.value("BRIDGE_DATABASE") ?? "sqlite:data/bridge.sqlite3"
-        if database.hasPrefix("sqlite:") {
-            guard database.count > "sqlite:".count else {
-                throw ConfigurationError("BRIDGE_DATABASE", "needs a file path after sqlite: (e.g. sqlite:data/bridge.sqlite3)")
-            }
-        } else if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            // accepted here; the store reports if the backend is unavailable
-        } else {
-            throw ConfigurationError("BRIDGE_DATABASE", "must be sqlite:PATH or postgres://… (got \"\(redactedDatabase(database))\")")
+    static func database(_ settings: Settings) throws(ConfigurationError) -> (DatabaseURL, Int) {
+        let database = try database(settings.value("BRIDGE_DATABASE") ?? "sqlite:data/bridge.sqlite3")
+        let poolText = settings.value("BRIDGE_DATABASE_POOL_SIZE") ?? String(PostgresStore.defaultPoolSize)
+        guard let poolSize = Int(poolText), (1...1000).contains(poolSize) else {
+            throw ConfigurationError("BRIDGE_DATABASE_POOL_SIZE", "must be a number of connections from 1 to 1000 (got \"\(poolText)\")")
         }
-        return database
+        return (database, poolSize)
     }
 
     static func secretKey(_ settings: Settings, mode: RunMode) throws(ConfigurationError) -> [UInt8]? {
@@ -234,6 +233,21 @@ public struct BridgeConfiguration: Sendable {
 
     static func isAppleTenCharacterID(_ id: String) -> Bool {
         id.count == 10 && id.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+    }
+
+    /// `BRIDGE_DATABASE` parsed; the error never repeats a password.
+    static func database(_ value: String) throws(ConfigurationError) -> DatabaseURL {
+        do {
+            return try DatabaseURL(value)
+        } catch {
+            if value.hasPrefix("sqlite:") {
+                throw ConfigurationError("BRIDGE_DATABASE", "needs a file path after sqlite: (e.g. sqlite:data/bridge.sqlite3)")
+            }
+            if case let .unsupportedURL(shown, reason) = error, value.hasPrefix("postgres") {
+                throw ConfigurationError("BRIDGE_DATABASE", "is not a valid PostgreSQL URL (\(reason)): \"\(shown)\"")
+            }
+            throw ConfigurationError("BRIDGE_DATABASE", "must be sqlite:PATH or postgres://… (got \"\(redactedDatabase(value))\")")
+        }
     }
 
     /// A database URL with any password removed, safe to print.

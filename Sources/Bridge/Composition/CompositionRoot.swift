@@ -25,7 +25,7 @@ public enum CompositionRoot {
     /// The configured store, with every migration applied.
     static func openStore(_ configuration: BridgeConfiguration, logger: Logger) throws(ConfigurationError) -> any Store {
         do {
-            let store = try StoreFactory.open(configuration.database)
+            let store = try StoreFactory.open(configuration.database, poolSize: configuration.databasePoolSize)
             let applied = try store.migrate()
             if !applied.isEmpty {
                 logger.info("migrations_applied", ["versions": applied.map(String.init).joined(separator: ",")])

@@ -1,0 +1,138 @@
+import Foundation
+
+/// The PostgreSQL store, for several instances sharing one database.
+///
+/// A pool of up to `poolSize` connections, opened on demand. Writes run at SERIALIZABLE
+/// isolation, so they behave as if run one after another like SQLite's; a write that
+/// loses a race with another transaction (serialization failure or deadlock, SQLSTATE
+/// 40001/40P01) is rolled back and **its closure is run again** from the start, up to
+/// `maximumWriteAttempts` times. A `write` closure must therefore do nothing but store
+/// work: no side effects that must not happen twice. Reads run on a REPEATABLE READ,
+/// READ ONLY snapshot.
+///
+/// When the server is unreachable, calls throw `StoreError.unavailable` after at most
+/// the connect timeout (`connect_timeout`, default 5 s); a broken connection is closed
+/// and replaced, so the store recovers by itself once the server is back.
+public final class PostgresStore: Store {
+    public let backendName = "postgres"
+    public let url: PostgresURL
+    public static let defaultPoolSize = 10
+    public static let maximumWriteAttempts = 10
+    /// Applies unless the URI or `PGCONNECT_TIMEOUT` sets it.
+    static let defaultConnectTimeoutSeconds = 5
+    /// Serializes `migrate()` across every instance using the same database.
+    static let migrationLockKey: Int64 = 0x4150_5049_4442_5247  // arbitrary, fixed
+    private let pool: PostgresConnectionPool
+
+    /// Connects once (so a wrong URL or an unreachable server is reported now) and keeps
+    /// that connection in the pool. Call `migrate()` before use.
+    public init(url: PostgresURL, poolSize: Int = PostgresStore.defaultPoolSize) throws {
+        guard poolSize > 0 else {
+            throw StoreError.invalidArgument("the PostgreSQL pool needs at least one connection (got \(poolSize))")
+        }
+        self.url = url
+        let defaults = Self.connectionDefaults(environment: ProcessInfo.processInfo.environment)
+        pool = PostgresConnectionPool(capacity: poolSize) { () throws(PostgresFailure) in
+            try PostgresConnection(conninfo: url.connectionString, defaults: defaults)
+        }
+        let first = try borrow()
+        pool.giveBack(first)
+    }
+
+    static func connectionDefaults(environment: [String: String]) -> [String: String] {
+        var defaults = ["application_name": "apple-signin-bridge"]
+        if environment["PGCONNECT_TIMEOUT"] == nil {
+            defaults["connect_timeout"] = String(defaultConnectTimeoutSeconds)
+        }
+        if environment["PGAPPNAME"] != nil {
+            defaults["application_name"] = nil
+        }
+        return defaults
+    }
+
+    public func migrate() throws -> [Int] {
+        let connection = try borrow()
+        defer { pool.giveBack(connection) }
+        return try PostgresMigrator(connection: connection, migrations: PostgresMigrations.all,
+                                    lockKey: Self.migrationLockKey, scrub: url.scrub).migrate(now: Date())
+    }
+
+    public func read<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        try unitOfWork(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", maximumAttempts: 1, body)
+    }
+
+    /// See the type's documentation: `body` may run more than once.
+    public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        try unitOfWork(begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", maximumAttempts: Self.maximumWriteAttempts, body)
+    }
+
+    private func unitOfWork<T>(
+        begin: String, maximumAttempts: Int, _ body: (any StoreTransaction) throws -> T
+    ) throws -> T {
+        var attempt = 1
+        var staleConnections = 0
+        while true {
+            let connection = try borrow()
+            defer { pool.giveBack(connection) }
+            connection.clearFailure()
+            do {
+                return try transaction(on: connection, begin: begin, body)
+            } catch let stale as StaleConnection {
+                // An idle connection the server dropped (e.g. it restarted): the others
+                // are likely gone too. Nothing ran yet, so try once more on a new one.
+                pool.discardIdle()
+                staleConnections += 1
+                if staleConnections > 1 { throw stale.failure.storeError(scrub: url.scrub) }
+            } catch {
+                guard let failure = connection.lastFailure, failure.isRetryable, attempt < maximumAttempts else {
+                    throw error
+                }
+                attempt += 1
+                Self.backOff(attempt: attempt)
+            }
+        }
+    }
+
+    private struct StaleConnection: Error {
+        let failure: PostgresFailure
+    }
+
+    private func transaction<T>(
+        on connection: PostgresConnection, begin: String, _ body: (any StoreTransaction) throws -> T
+    ) throws -> T {
+        do {
+            try connection.execute(begin)
+        } catch {
+            if error.connectionLost { throw StaleConnection(failure: error) }
+            throw error.storeError(scrub: url.scrub)
+        }
+        do {
+            let result = try body(PostgresTransaction(connection: connection, scrub: url.scrub))
+            do {
+                try connection.execute("COMMIT")
+            } catch {
+                throw error.storeError(scrub: url.scrub)
+            }
+            return result
+        } catch {
+            if connection.isUsable && connection.isInsideTransaction {
+                try? connection.execute("ROLLBACK")
+            }
+            throw error
+        }
+    }
+
+    private func borrow() throws -> PostgresConnection {
+        do {
+            return try pool.borrow()
+        } catch {
+            throw StoreError.unavailable("cannot connect to \(url): \(url.scrub(error.message))")
+        }
+    }
+
+    /// A short random pause, growing with each attempt, so racing writers spread out.
+    private static func backOff(attempt: Int) {
+        let ceiling = min(0.002 * pow(2, Double(attempt)), 0.2)
+        Thread.sleep(forTimeInterval: Double.random(in: 0...ceiling))
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+@testable import Storage
+
+/// What only PostgreSQL has: concurrent migration by several instances, the pool, the
+/// URL, TLS settings handed to libpq, and connections that break.
+@Suite("PostgreSQL store") struct PostgresStoreTests {
+    @Test("four stores migrating one fresh database at once: one applies every version, none fails")
+    func concurrentMigration() throws {
+        try withFreshPostgresDatabase { url in
+            let stores = try (0..<4).map { _ in try PostgresStore(url: url, poolSize: 1) }
+            let outcomes = Collected<String>()
+            onThreads(stores.count) { index in
+                do {
+                    outcomes.append("\(try stores[index].migrate())")
+                } catch {
+                    outcomes.append("error: \(error)")
+                }
+            }
+            #expect(outcomes.all.sorted() == ["[1, 2, 3]", "[]", "[]", "[]"])
+            let versions = try postgresScalar("SELECT COUNT(*) AS value FROM schema_migrations", in: url)
+            #expect(versions == 3)
+        }
+    }
+
+    @Test("a database from a newer build is refused; a failing migration leaves nothing behind")
+    func migrationErrors() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try PostgresStore(url: url)
+            _ = try store.migrate()
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            let next = PostgresMigrations.all.count + 1
+            let migrations = PostgresMigrations.all + [
+                Migration(version: next, sql: "CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);"),
+            ]
+            let failed = #expect(throws: StoreError.self) {
+                try PostgresMigrator(connection: connection, migrations: migrations, lockKey: PostgresStore.migrationLockKey,
+                                     scrub: { $0 }).migrate(now: t0)
+            }
+            guard case let .migrationFailed(version, reason)? = failed else {
+                Issue.record("expected migrationFailed, got \(String(describing: failed))")
+                return
+            }
+            #expect(version == next && reason.contains("no_such_table"))
+            let halfDone = try postgresScalar("SELECT COUNT(*) AS value FROM pg_tables WHERE tablename = 'half_done'", in: url)
+            #expect(halfDone == 0)
+
+            try connection.run("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)")
+            let tooNew = #expect(throws: StoreError.self) { try store.migrate() }
+            #expect(tooNew == .schemaTooNew(databaseVersion: 99, supportedVersion: 3))
+        }
+    }
+
+    @Test("the pool opens at most poolSize connections, and many threads share them")
+    func poolSize() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try PostgresStore(url: url, poolSize: 2)
+            _ = try store.migrate()
+            let errors = Collected<String>()
+            onThreads(8) { thread in
+                for i in 0..<20 {
+                    do {
+                        try store.write { try $0.insertLoginAttempt(loginAttempt("t\(thread)-\(i)")) }
+                    } catch {
+                        errors.append("\(error)")
+                    }
+                }
+            }
+            #expect(errors.all.isEmpty, "\(errors.all.prefix(3))")
+            let rows = try postgresScalar("SELECT COUNT(*) AS value FROM login_attempts", in: url)
+            let connections = try postgresScalar("""
+                SELECT COUNT(*) AS value FROM pg_stat_activity
+                WHERE datname = current_database() AND application_name = 'apple-signin-bridge'
+                """, in: url)
+            #expect(rows == 160)
+            #expect(connections == 2)
+        }
+    }
+
+    /// The test database's URL with `parameters` appended to its query.
+    func url(_ url: PostgresURL, adding parameters: String) throws -> PostgresURL {
+        try PostgresURL(url.connectionString + (url.connectionString.contains("?") ? "&" : "?") + parameters)
+    }
+
+    @Test("sslmode=verify-full with the server's certificate: every pooled connection is encrypted")
+    func tlsWhenAsked() throws {
+        let certificate = try TestPostgres.required("BRIDGE_TEST_POSTGRES_CA")
+        try withFreshPostgresDatabase { plain in
+            let store = try PostgresStore(url: try url(plain, adding: "sslmode=verify-full&sslrootcert=\(certificate)"),
+                                          poolSize: 2)
+            _ = try store.migrate()
+            onThreads(4) { thread in _ = try? store.write { try $0.insertLoginAttempt(loginAttempt("tls-\(thread)")) } }
+            let encrypted = try postgresScalar("""
+                SELECT COUNT(*) FILTER (WHERE pg_stat_ssl.ssl) * 100 + COUNT(*) AS value
+                FROM pg_stat_ssl JOIN pg_stat_activity USING (pid)
+                WHERE datname = current_database() AND application_name = 'apple-signin-bridge'
+                """, in: plain)
+            #expect(encrypted == 202, "100 × encrypted + all: both pooled connections use TLS")
+            let rows = try store.read { try $0.loginAttempt(state: "tls-0") }
+            #expect(rows != nil)
+
+            // The same server with sslmode=disable: the URL decides, not a default.
+            let plainStore = try PostgresStore(url: try url(plain, adding: "sslmode=disable&application_name=plain-bridge"))
+            _ = try plainStore.read { try $0.countUsers() }
+            let unencrypted = try postgresScalar("""
+                SELECT COUNT(*) FILTER (WHERE pg_stat_ssl.ssl) * 100 + COUNT(*) AS value
+                FROM pg_stat_ssl JOIN pg_stat_activity USING (pid)
+                WHERE datname = current_database() AND application_name = 'plain-bridge'
+                """, in: plain)
+            #expect(unencrypted == 1)
+        }
+    }
+
+    @Test("sslmode=verify-full without the certificate to check against is refused as unavailable")
+    func tlsVerified() throws {
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-ca-\(UUID().uuidString).crt").path
+        let refused = try url(TestPostgres.adminURL(), adding: "sslmode=verify-full&sslrootcert=\(elsewhere)")
+        let error = #expect(throws: StoreError.self) { try PostgresStore(url: refused) }
+        guard case let .unavailable(message)? = error else {
+            Issue.record("expected unavailable, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("root certificate"), "\(message)")
+    }
+
+    @Test("the connection dropped mid-write: unavailable, nothing half-written, and the store carries on")
+    func connectionDroppedMidTransaction() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try PostgresStore(url: url, poolSize: 3)
+            _ = try store.migrate()
+            let admin = try TestPostgres.adminConnection()
+            let database = url.database ?? ""
+            let error = #expect(throws: StoreError.self) {
+                try store.write { tx in
+                    try tx.insertLoginAttempt(loginAttempt("half"))
+                    try admin.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+                                  [.text(database)])
+                    try tx.insertLoginAttempt(loginAttempt("other-half"))
+                }
+            }
+            guard case .unavailable? = error else {
+                Issue.record("expected unavailable, got \(String(describing: error))")
+                return
+            }
+            let found = try store.read { [try $0.loginAttempt(state: "half"), try $0.loginAttempt(state: "other-half")] }
+            #expect(found == [nil, nil])
+            try store.write { try $0.insertLoginAttempt(loginAttempt("after")) }
+            let after = try store.read { try $0.loginAttempt(state: "after") }
+            #expect(after != nil)
+        }
+    }
+}
+
+@Suite("PostgreSQL schema") struct PostgresSchemaTests {
+    @Test("PostgreSQL has a migration for every SQLite migration, with the same versions")
+    func sameVersionsAsSQLite() {
+        let sqlite = SQLiteMigrations.all.map(\.version)
+        let postgres = PostgresMigrations.all.map(\.version)
+        #expect(postgres == sqlite)
+    }
+}
+
+@Suite("Database URL") struct DatabaseURLTests {
+    @Test("sqlite:PATH and both PostgreSQL schemes parse into their backend")
+    func parses() throws {
+        #expect(try DatabaseURL("sqlite:data/bridge.sqlite3") == .sqlite(path: "data/bridge.sqlite3"))
+        for scheme in ["postgres", "postgresql"] {
+            let parsed = try DatabaseURL("\(scheme)://bridge@db.internal:5433/bridge?sslmode=verify-full")
+            guard case let .postgres(url) = parsed else {
+                Issue.record("expected postgres, got \(parsed)")
+                continue
+            }
+            #expect(url.database == "bridge")
+            #expect(url.parameters["host"] == "db.internal" && url.parameters["port"] == "5433")
+            #expect(url.parameters["sslmode"] == "verify-full")
+        }
+    }
+
+    @Test("descriptions and errors never show the password", arguments: [
+        "postgres://bridge:hunter2@db.internal/bridge",
+        "postgresql://bridge:hunter2@db.internal:notaport/bridge",
+        "postgres://db.internal/bridge?password=hunter2&nosuchoption=1",
+        "mysql://bridge:hunter2@db",
+    ])
+    func noPasswordShown(value: String) {
+        let shown: String
+        do {
+            shown = "\(try DatabaseURL(value))"
+        } catch {
+            shown = "\(error)"
+        }
+        #expect(!shown.contains("hunter2"), "\(shown)")
+        #expect(shown.contains("***"), "\(shown)")
+    }
+
+    @Test("anything else is refused", arguments: ["sqlite:", "mysql://x", "postgres://h/db?nosuchoption=1", "bridge.sqlite3"])
+    func refuses(value: String) {
+        #expect(throws: StoreError.self) { try DatabaseURL(value) }
+    }
+
+    @Test("withDatabase keeps the server and parameters and swaps the database")
+    func withDatabase() throws {
+        let url = try PostgresURL("postgresql://u@127.0.0.1:5432/postgres?sslmode=disable")
+        let other = try url.withDatabase("bridge_test_1")
+        #expect(other.description == "postgresql://u@127.0.0.1:5432/bridge_test_1?sslmode=disable")
+        let noPath = try PostgresURL("postgres://u@h").withDatabase("x")
+        #expect(noPath.description == "postgres://u@h/x")
+    }
+}
