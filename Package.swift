@@ -35,6 +35,7 @@ let package = Package(
         .executableTarget(name: "bridge-bench",
                           dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"],
                           path: "Benchmarks/bridge-bench"),
+        .executableTarget(name: "store-bench", dependencies: ["Storage"], path: "Benchmarks/store-bench"),
 
         // Test helpers: a raw HTTP client, server launchers, HTML checks through libxml2.
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),
