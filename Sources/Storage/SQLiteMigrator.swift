@@ -50,6 +50,6 @@ struct SQLiteMigrator {
     }
 
     private func appliedVersions() throws -> Set<Int> {
-        Set(try connection.query("SELECT version FROM schema_migrations") { Int($0.int64(0)) })
+        Set(try connection.query("SELECT version FROM schema_migrations") { Int(try $0.requiredInteger("version")) })
     }
 }

@@ -29,7 +29,7 @@ public final class SQLiteStore: Store {
         try Self.createParentDirectory(of: path)
         // The writer opens first: it creates the file and switches it to WAL, which persists.
         let writerConnection = try SQLiteConnection(path: path, setup: Self.commonSetup)
-        let journalMode = try writerConnection.query("PRAGMA journal_mode = WAL") { $0.text(0) }.first
+        let journalMode = try writerConnection.query("PRAGMA journal_mode = WAL") { try $0.text("journal_mode") }.first ?? nil
         guard journalMode?.lowercased() == "wal" else {
             throw StoreError.database("cannot switch '\(path)' to WAL journal mode (got \(journalMode ?? "nothing"))")
         }

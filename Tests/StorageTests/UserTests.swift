@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Apple users") struct AppleUsers {
         @Test("upsert creates a user, then finds it by sub")
         func createThenFind() throws {
@@ -93,11 +93,11 @@ extension StorageTests {
 
         @Test("an empty sub is refused and writes nothing")
         func emptySubRefused() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 #expect(throws: StoreError.self) {
                     try store.write { try $0.upsertAppleUser(appleProfile(sub: ""), now: t0) }
                 }
-                #expect(try scalar("SELECT COUNT(*) FROM users", in: path) == 0)
+                #expect(try store.read { try $0.countUsers() } == 0)
             }
         }
 
