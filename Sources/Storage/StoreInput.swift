@@ -24,9 +24,20 @@ package enum StoreInput {
 
 /// Times as every backend stores them: whole unix seconds in a 64-bit integer.
 package enum StoredTime {
-    /// Whole seconds since 1970, rounded down.
+    /// Whole seconds since 1970, rounded down. A date beyond what 64 bits hold (a token
+    /// claiming to expire in 1e19 seconds) is clamped to the latest or earliest storable
+    /// second: it still compares as far future or far past, and it never traps.
+    /// Not-a-number is refused.
     package static func unixSeconds(_ date: Date) throws -> Int64 {
-        Int64(date.timeIntervalSince1970.rounded(.down))
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard !seconds.isNaN else {
+            throw StoreError.invalidArgument("a time that is not a number")
+        }
+        // 2^63: Double(Int64.max) rounds up to it, one past the largest Int64.
+        let limit = 9_223_372_036_854_775_808.0
+        if seconds >= limit { return .max }
+        if seconds < -limit { return .min }
+        return Int64(seconds)
     }
 
     package static func date(fromUnixSeconds seconds: Int64) -> Date {
