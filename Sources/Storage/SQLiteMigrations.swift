@@ -90,5 +90,20 @@ enum SQLiteMigrations {
             );
             CREATE INDEX apple_notifications_received_at ON apple_notifications (received_at);
             """),
+        // Tombstones of refresh token families revoked for reuse, kept until they expire, so
+        // that every later presentation of one of their tokens is still recognized as reuse.
+        Migration(version: 4, sql: """
+            CREATE TABLE revoked_refresh_tokens (
+                token_hash TEXT PRIMARY KEY,
+                family_id TEXT NOT NULL,
+                session_id_hash TEXT NOT NULL,
+                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                rotated_at INTEGER
+            );
+            CREATE INDEX revoked_refresh_tokens_user_id ON revoked_refresh_tokens (user_id);
+            CREATE INDEX revoked_refresh_tokens_expires_at ON revoked_refresh_tokens (expires_at);
+            """),
     ]
 }

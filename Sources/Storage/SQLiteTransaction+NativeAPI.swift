@@ -68,12 +68,23 @@ extension SQLiteTransaction {
         let found = try connection.query(
             "SELECT \(mapping.columnList) FROM refresh_tokens WHERE token_hash = ?",
             [.text(tokenHash)]) { try mapping.decode($0) }
-        guard let token = found.first else { return .unknown }
-        // Reuse wins over expiry: a rotated token presented again is a replay either way.
-        return token.rotatedAt == nil ? .expired : .reused(token)
+        if let token = found.first {
+            // Reuse wins over expiry: a rotated token presented again is a replay either way.
+            return token.rotatedAt == nil ? .expired : .reused(token)
+        }
+        let revoked = try connection.query(
+            "SELECT \(mapping.columnList) FROM revoked_refresh_tokens WHERE token_hash = ?",
+            [.text(tokenHash)]) { try mapping.decode($0) }
+        return revoked.first.map(RefreshRotation.reused) ?? .unknown
     }
 
     func revokeRefreshFamily(_ familyID: String) throws -> Int {
+        let columns = TableMapping.refreshTokens.columnList
+        try connection.run("""
+            INSERT INTO revoked_refresh_tokens (\(columns))
+            SELECT \(columns) FROM refresh_tokens WHERE family_id = ?
+            ON CONFLICT (token_hash) DO NOTHING
+            """, [.text(familyID)])
         let sessionIDHashes = try connection.query(
             "DELETE FROM refresh_tokens WHERE family_id = ? RETURNING session_id_hash",
             [.text(familyID)]) { try $0.requiredText("session_id_hash") }

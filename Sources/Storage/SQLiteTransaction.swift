@@ -130,7 +130,8 @@ struct SQLiteTransaction: StoreTransaction {
     // MARK: - Housekeeping
 
     func deleteExpired(now: Date) throws -> Int {
-        let expiring = ["login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens", "sessions"]
+        let expiring = ["login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens",
+                        "revoked_refresh_tokens", "sessions"]
         var deleted = 0
         for table in expiring {
             deleted += try connection.run("DELETE FROM \(table) WHERE expires_at <= ?", [.date(now)])

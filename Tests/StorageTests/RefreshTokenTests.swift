@@ -78,7 +78,8 @@ extension StoreBehaviour {
                     Issue.record("expected the other family's token to rotate, got \(tablet)")
                     return
                 }
-                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "p2", now: t0) } == .unknown)
+                let p2 = refreshToken("p2", family: "phone-family", sessionIDHash: "phone", userID: userID)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "p2", now: t0) } == .reused(p2))
                 #expect(try store.write { try $0.revokeRefreshFamily("phone-family") } == 0)
             }
         }
@@ -111,6 +112,58 @@ extension StoreBehaviour {
                     Issue.record("expected conflict, got \(String(describing: error))")
                     return
                 }
+            }
+        }
+
+        @Test("a revoked family stays a tombstone: the 2nd, 3rd and 4th presentation of a rotated token all say reused")
+        func reuseTombstone() throws {
+            try withTemporaryStore { store, _ throws in
+                let userID = try userWithSessions("s", ["session-1"], in: store)
+                try store.write {
+                    try $0.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID))
+                }
+                var rotated = refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID)
+                rotated.rotatedAt = t0 + 10
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r1", now: t0 + 10) } == .rotated(rotated))
+                try store.write {
+                    try $0.insertRefreshToken(refreshToken("r2", family: "f", sessionIDHash: "session-1", userID: userID,
+                                                           createdAt: t0 + 10))
+                }
+                // What the API does on reuse: revoke the family.
+                for presentation in 2...4 {
+                    let outcome = try store.write { tx in
+                        let outcome = try tx.rotateRefreshToken(tokenHash: "r1", now: t0 + Double(20 * presentation))
+                        if case let .reused(token) = outcome { try tx.revokeRefreshFamily(token.familyID) }
+                        return outcome
+                    }
+                    #expect(outcome == .reused(rotated), "presentation \(presentation)")
+                }
+                let successor = try store.write { try $0.rotateRefreshToken(tokenHash: "r2", now: t0 + 100) }
+                guard case let .reused(token) = successor else {
+                    Issue.record("expected the revoked successor to be reused, got \(successor)")
+                    return
+                }
+                #expect(token.tokenHash == "r2")
+                #expect(try store.read { try $0.session(idHash: "session-1", now: t0 + 100) } == nil)
+            }
+        }
+
+        @Test("tombstones go when they expire, and with their user")
+        func tombstonesExpire() throws {
+            try withTemporaryStore { store, _ throws in
+                let userID = try userWithSessions("s", ["a", "b"], in: store)
+                try store.write { tx in
+                    try tx.insertRefreshToken(refreshToken("short", family: "f", sessionIDHash: "a", userID: userID, lifetime: 60))
+                    try tx.insertRefreshToken(refreshToken("long", family: "g", sessionIDHash: "b", userID: userID))
+                    try tx.revokeRefreshFamily("f")
+                    try tx.revokeRefreshFamily("g")
+                }
+                #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 1)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "short", now: t0 + 60) } == .unknown)
+                let long = try store.write { try $0.rotateRefreshToken(tokenHash: "long", now: t0 + 60) }
+                #expect(long == .reused(refreshToken("long", family: "g", sessionIDHash: "b", userID: userID)))
+                try store.write { try $0.deleteUser(id: userID) }
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "long", now: t0 + 60) } == .unknown)
             }
         }
     }
