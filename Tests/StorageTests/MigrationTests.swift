@@ -44,6 +44,41 @@ extension SQLiteStoreSpecifics {
             }
         }
 
+        @Test("a version-3 database keeps its users, their links and cascades, and stops reusing ids")
+        func fromVersionThree() throws {
+            try withTemporarySQLiteStore(migrated: false) { store, path throws in
+                let connection = try SQLiteConnection(path: path, setup: "PRAGMA foreign_keys = ON;")
+                #expect(try SQLiteMigrator(connection: connection, migrations: Array(SQLiteMigrations.all.prefix(3)))
+                    .migrate(now: t0) == [1, 2, 3])
+                try connection.executeScript("""
+                    INSERT INTO users (id, provider, provider_user_id, email, created_at, updated_at, email_forwarding_enabled)
+                    VALUES (1, 'apple', 'one', 'one@example.com', \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970), 0),
+                           (2, 'apple', 'two', NULL, \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970), 1);
+                    INSERT INTO sessions (id_hash, user_id, flow, nonce_verified, created_at, expires_at)
+                    VALUES ('one-session', 1, 'web', 1, \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970 + 3600)),
+                           ('two-session', 2, 'api', 0, \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970 + 3600));
+                    INSERT INTO apple_tokens (user_id, client_id, encrypted_refresh_token, updated_at)
+                    VALUES (2, 'c', x'01', \(t0.timeIntervalSince1970));
+                    """)
+
+                #expect(try store.migrate() == Array(allMigrationVersions.dropFirst(3)))
+                let one = try #require(try store.read { try $0.user(id: 1) })
+                #expect(one.email == "one@example.com")
+                #expect(!one.emailForwardingEnabled)
+                #expect(try store.read { try $0.session(idHash: "one-session", now: t0) }?.user == one)
+                #expect(try store.read { try $0.appleToken(userID: 2) } != nil)
+
+                // Cascades still reach the rebuilt table: deleting the newest user takes its rows…
+                #expect(try store.write { try $0.deleteUser(id: 2) })
+                #expect(try store.read { try $0.session(idHash: "two-session", now: t0) } == nil)
+                #expect(try store.read { try $0.appleToken(userID: 2) } == nil)
+                // …and its id is not given to the next user.
+                let next = try store.write { try $0.upsertAppleUser(appleProfile(sub: "three"), now: t0).user }
+                #expect(next.id == 3)
+                #expect(try scalar("SELECT COUNT(*) AS value FROM pragma_foreign_key_check", in: path) == 0)
+            }
+        }
+
         @Test("an up-to-date database applies nothing, also after reopening")
         func upToDate() throws {
             try withTemporarySQLiteStore { store, path throws in

@@ -111,5 +111,18 @@ extension StoreBehaviour {
                 #expect(try store.read { try $0.user(id: user.id) } == nil)
             }
         }
+
+        @Test("a member id is never given out twice: after the newest user is deleted, the next one gets a new id")
+        func idsNeverReused() throws {
+            try withTemporaryStore { store, _ throws in
+                let first = try store.write { try $0.upsertAppleUser(appleProfile(sub: "first"), now: t0).user }
+                let newest = try store.write { try $0.upsertAppleUser(appleProfile(sub: "newest"), now: t0).user }
+                #expect(try store.write { try $0.deleteUser(id: newest.id) })
+                let next = try store.write { try $0.upsertAppleUser(appleProfile(sub: "next"), now: t0).user }
+                #expect(next.id != newest.id)
+                #expect(next.id > newest.id)
+                #expect(try store.read { try $0.user(id: first.id) } == first)
+            }
+        }
     }
 }
