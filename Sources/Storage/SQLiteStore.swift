@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The embedded SQLite store.
 ///
@@ -27,6 +30,7 @@ public final class SQLiteStore: Store {
         }
         self.path = path
         try Self.createParentDirectory(of: path)
+        try Self.createPrivateFile(at: path)
         // The writer opens first: it creates the file and switches it to WAL, which persists.
         let writerConnection = try SQLiteConnection(path: path, setup: Self.commonSetup)
         let journalMode = try writerConnection.query("PRAGMA journal_mode = WAL") { try $0.text("journal_mode") }.first ?? nil
@@ -80,12 +84,26 @@ public final class SQLiteStore: Store {
         }
     }
 
+    /// Folders this store creates are private (0700); an existing folder is left as it is.
     private static func createParentDirectory(of path: String) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError.database("cannot create directory '\(directory.path)': \(error.localizedDescription)")
+        }
+    }
+
+    /// Creates a missing database file 0600 before SQLite opens it: SQLite would create it
+    /// world-readable, and gives its -wal and -shm files the database file's mode. An
+    /// existing file keeps its mode.
+    private static func createPrivateFile(at path: String) throws {
+        let descriptor = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno != EEXIST {
+            throw StoreError.database("cannot create '\(path)': \(String(cString: strerror(errno)))")
         }
     }
 }
