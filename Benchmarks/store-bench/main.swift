@@ -2,7 +2,7 @@
 // attempt, record the identity token, upsert the user, insert the session) through the
 // real `Store.write` and `StoreTransaction` methods, from 1, 16 and 64 threads.
 //
-//   store-bench [--count N] [--save FILE] [--baseline FILE]
+//   store-bench [--count N] [--threads 1,16,64] [--save FILE] [--baseline FILE]
 //
 // --save writes the figures to FILE; --baseline prints an earlier saved run beside this one.
 import Foundation
@@ -21,6 +21,7 @@ struct Options {
             case "--count": count = Int(rest.popFirst() ?? "") ?? count
             case "--save": savePath = rest.popFirst()
             case "--baseline": baselinePath = rest.popFirst()
+            case "--threads": threadCounts = (rest.popFirst() ?? "").split(separator: ",").compactMap { Int($0) }
             default: fatalError("unknown option \(option)")
             }
         }
@@ -87,6 +88,10 @@ func measure(threads: Int, count: Int) throws -> Double {
     for _ in 0..<threads { gate.signal() }
     finished.wait()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds) / 1e9
+    let wal = (try? FileManager.default.attributesOfItem(atPath: "\(directory)/bench.sqlite3-wal")[.size] as? Int) ?? 0
+    if ProcessInfo.processInfo.environment["STORE_BENCH_VERBOSE"] != nil {
+        print("  (\(threads) threads: WAL \(wal / 1024) KiB at the end)")
+    }
     return Double(count) / seconds
 }
 
