@@ -43,6 +43,7 @@ let package = Package(
         // Prepares single-use sign-ins and checks their sessions for `scripts/bench signin` (wrk drives the load).
         .executableTarget(name: "signin-bench", dependencies: ["AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"],
                           path: "Benchmarks/signin-bench"),
+        .executableTarget(name: "store-bench", dependencies: ["Storage"], path: "Benchmarks/store-bench"),
 
         // Test helpers: a raw HTTP client, server launchers, HTML checks through libxml2.
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),

@@ -93,5 +93,24 @@ enum PostgresMigrations {
             );
             CREATE INDEX apple_notifications_received_at ON apple_notifications (received_at);
             """),
+        // Revoked refresh families stay as tombstones until they expire, so every later
+        // presentation of one of their tokens is recognised as reuse.
+        Migration(version: 4, sql: """
+            CREATE TABLE revoked_refresh_tokens (
+                token_hash TEXT PRIMARY KEY,
+                family_id TEXT NOT NULL,
+                session_id_hash TEXT NOT NULL,
+                user_id BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                rotated_at BIGINT
+            );
+            CREATE INDEX revoked_refresh_tokens_user_id ON revoked_refresh_tokens (user_id);
+            CREATE INDEX revoked_refresh_tokens_expires_at ON revoked_refresh_tokens (expires_at);
+            """),
+        // SQLite's version 5 rebuilds users with AUTOINCREMENT so member ids are never reused;
+        // PostgreSQL's identity column never hands an id out twice already. Kept so both
+        // backends share one version sequence.
+        Migration(version: 5, sql: "SELECT 1"),
     ]
 }

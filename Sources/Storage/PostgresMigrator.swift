@@ -41,11 +41,12 @@ struct PostgresMigrator {
     }
 
     private func apply(_ migration: Migration, now: Date) throws {
+        let appliedAt = try PostgresValue.date(now)
         do {
             try connection.execute("BEGIN")
             try connection.execute(migration.sql)
             try connection.run("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
-                               [.integer(Int64(migration.version)), .date(now)])
+                               [.integer(Int64(migration.version)), appliedAt])
             try connection.execute("COMMIT")
         } catch {
             if connection.isUsable && connection.isInsideTransaction {

@@ -64,12 +64,21 @@ extension PostgresTransaction {
         }
         let found = try query("SELECT \(Self.refreshTokenColumns) FROM refresh_tokens WHERE token_hash = $1",
                               [.text(tokenHash)], Self.decodeRefreshToken)
-        guard let token = found.first else { return .unknown }
-        // Reuse wins over expiry: a rotated token presented again is a replay either way.
-        return token.rotatedAt == nil ? .expired : .reused(token)
+        if let token = found.first {
+            // Reuse wins over expiry: a rotated token presented again is a replay either way.
+            return token.rotatedAt == nil ? .expired : .reused(token)
+        }
+        let revoked = try query("SELECT \(Self.refreshTokenColumns) FROM revoked_refresh_tokens WHERE token_hash = $1",
+                                [.text(tokenHash)], Self.decodeRefreshToken)
+        return revoked.first.map(RefreshRotation.reused) ?? .unknown
     }
 
     func revokeRefreshFamily(_ familyID: String) throws -> Int {
+        try run("""
+            INSERT INTO revoked_refresh_tokens (\(Self.refreshTokenColumns))
+            SELECT \(Self.refreshTokenColumns) FROM refresh_tokens WHERE family_id = $1
+            ON CONFLICT (token_hash) DO NOTHING
+            """, [.text(familyID)])
         let sessionIDHashes = try query(
             "DELETE FROM refresh_tokens WHERE family_id = $1 RETURNING session_id_hash",
             [.text(familyID)]) { $0.text("session_id_hash") }

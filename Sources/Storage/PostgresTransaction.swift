@@ -168,14 +168,15 @@ struct PostgresTransaction: StoreTransaction {
     // MARK: - Housekeeping
 
     func deleteExpired(now: Date) throws -> Int {
-        let expiring = ["login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens", "sessions"]
+        let expiring = ["login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens",
+                        "revoked_refresh_tokens", "sessions"]
         var deleted = 0
         for table in expiring {
             deleted += try run("DELETE FROM \(table) WHERE expires_at <= $1", [.date(now)])
         }
         deleted += try run(
             "DELETE FROM apple_notifications WHERE received_at <= $1",
-            [.date(now.addingTimeInterval(-SQLiteTransaction.notificationRetention))])
+            [.date(now.addingTimeInterval(-StoreRetention.notificationIDs))])
         return deleted
     }
 }

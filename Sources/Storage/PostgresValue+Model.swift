@@ -8,12 +8,12 @@ extension PostgresValue {
         string.map { .text($0) } ?? .null
     }
 
-    static func date(_ date: Date) -> PostgresValue {
-        .integer(date.unixSeconds)
+    static func date(_ date: Date) throws -> PostgresValue {
+        .integer(try StoredTime.unixSeconds(date))
     }
 
-    static func optionalDate(_ date: Date?) -> PostgresValue {
-        date.map { .integer($0.unixSeconds) } ?? .null
+    static func optionalDate(_ date: Date?) throws -> PostgresValue {
+        try date.map { .integer(try StoredTime.unixSeconds($0)) } ?? .null
     }
 }
 
@@ -24,7 +24,7 @@ extension PostgresRow {
     }
 
     func date(_ name: String) -> Date {
-        Date(unixSeconds: int64(name))
+        StoredTime.date(fromUnixSeconds: int64(name))
     }
 
     func optionalDate(_ name: String) -> Date? {

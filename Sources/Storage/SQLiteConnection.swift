@@ -8,32 +8,43 @@ enum SQLiteValue {
     case null
 }
 
-/// The current row of a running statement; valid only inside the decode closure.
-struct SQLiteRow {
+/// The current row of a running statement, read by column name; valid only inside the
+/// decode closure.
+struct SQLiteRow: StoredRow {
     fileprivate let statement: OpaquePointer
+    fileprivate let columns: [String: Int32]
 
-    func int64(_ column: Int32) -> Int64 {
-        sqlite3_column_int64(statement, column)
+    func integer(_ column: String) throws -> Int64? {
+        let index = try self.index(of: column)
+        return isNull(index) ? nil : sqlite3_column_int64(statement, index)
     }
 
-    func isNull(_ column: Int32) -> Bool {
-        sqlite3_column_type(statement, column) == SQLITE_NULL
-    }
-
-    /// Nil for SQL NULL.
-    func optionalText(_ column: Int32) -> String? {
+    func text(_ column: String) throws -> String? {
+        let index = try self.index(of: column)
         // sqlite3_column_text first, then sqlite3_column_bytes, as SQLite documents.
-        guard let bytes = sqlite3_column_text(statement, column) else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, column))
+        guard let bytes = sqlite3_column_text(statement, index) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, index))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
-    /// Empty for SQL NULL and for a zero-length BLOB.
-    func blob(_ column: Int32) -> [UInt8] {
+    func blob(_ column: String) throws -> [UInt8]? {
+        let index = try self.index(of: column)
+        guard !isNull(index) else { return nil }
         // sqlite3_column_blob first, then sqlite3_column_bytes, as SQLite documents.
-        guard let bytes = sqlite3_column_blob(statement, column) else { return [] }
-        let count = Int(sqlite3_column_bytes(statement, column))
+        guard let bytes = sqlite3_column_blob(statement, index) else { return [] }
+        let count = Int(sqlite3_column_bytes(statement, index))
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
+    private func isNull(_ index: Int32) -> Bool {
+        sqlite3_column_type(statement, index) == SQLITE_NULL
+    }
+
+    private func index(of column: String) throws -> Int32 {
+        guard let index = columns[column] else {
+            throw StoreError.database("no column \(column) in: \(String(cString: sqlite3_sql(statement)))")
+        }
+        return index
     }
 }
 
@@ -47,6 +58,8 @@ final class SQLiteConnection {
     private let handle: OpaquePointer
     /// Keyed by SQL text; prepared once with SQLITE_PREPARE_PERSISTENT, finalized in deinit.
     private var statements: [String: OpaquePointer] = [:]
+    /// Result column name → index, per cached statement.
+    private var columnIndexes: [OpaquePointer: [String: Int32]] = [:]
 
     /// Opens (creating if needed) the database file and runs `setup` (pragmas).
     init(path: String, setup: String) throws {
@@ -91,7 +104,7 @@ final class SQLiteConnection {
         try withStatement(sql, values) { statement in
             var rows: [T] = []
             while try step(statement) {
-                rows.append(try decode(SQLiteRow(statement: statement)))
+                rows.append(try decode(SQLiteRow(statement: statement, columns: columnIndexes[statement] ?? [:])))
             }
             return rows
         }
@@ -127,7 +140,18 @@ final class SQLiteConnection {
             throw error(rc, sql: sql)
         }
         statements[sql] = prepared
+        columnIndexes[prepared] = Self.columnIndexes(of: prepared)
         return prepared
+    }
+
+    private static func columnIndexes(of statement: OpaquePointer) -> [String: Int32] {
+        var indexes: [String: Int32] = [:]
+        for index in 0..<sqlite3_column_count(statement) {
+            if let name = sqlite3_column_name(statement, index) {
+                indexes[String(cString: name)] = index
+            }
+        }
+        return indexes
     }
 
     private func bind(_ values: [SQLiteValue], to statement: OpaquePointer) throws {

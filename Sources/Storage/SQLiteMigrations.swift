@@ -90,5 +90,43 @@ enum SQLiteMigrations {
             );
             CREATE INDEX apple_notifications_received_at ON apple_notifications (received_at);
             """),
+        // Tombstones of refresh token families revoked for reuse, kept until they expire, so
+        // that every later presentation of one of their tokens is still recognized as reuse.
+        Migration(version: 4, sql: """
+            CREATE TABLE revoked_refresh_tokens (
+                token_hash TEXT PRIMARY KEY,
+                family_id TEXT NOT NULL,
+                session_id_hash TEXT NOT NULL,
+                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                rotated_at INTEGER
+            );
+            CREATE INDEX revoked_refresh_tokens_user_id ON revoked_refresh_tokens (user_id);
+            CREATE INDEX revoked_refresh_tokens_expires_at ON revoked_refresh_tokens (expires_at);
+            """),
+        // Member ids are never given out twice: without AUTOINCREMENT, SQLite reuses the id
+        // of the newest user after it is deleted. Rebuilds users (same columns and rows).
+        Migration(version: 5, sql: """
+            CREATE TABLE users_autoincrement (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                provider TEXT NOT NULL,
+                provider_user_id TEXT NOT NULL,
+                email TEXT,
+                is_private_email INTEGER NOT NULL DEFAULT 0,
+                email_verified INTEGER NOT NULL DEFAULT 0,
+                display_name TEXT,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                email_forwarding_enabled INTEGER NOT NULL DEFAULT 1,
+                UNIQUE (provider, provider_user_id)
+            );
+            INSERT INTO users_autoincrement (id, provider, provider_user_id, email, is_private_email, email_verified,
+                                             display_name, created_at, updated_at, email_forwarding_enabled)
+            SELECT id, provider, provider_user_id, email, is_private_email, email_verified,
+                   display_name, created_at, updated_at, email_forwarding_enabled FROM users;
+            DROP TABLE users;
+            ALTER TABLE users_autoincrement RENAME TO users;
+            """, rebuildsReferencedTable: true),
     ]
 }

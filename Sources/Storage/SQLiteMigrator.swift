@@ -28,6 +28,16 @@ struct SQLiteMigrator {
 
     /// False when another process applied it first.
     private func apply(_ migration: Migration, now: Date) throws -> Bool {
+        guard migration.rebuildsReferencedTable else {
+            return try applyInTransaction(migration, now: now)
+        }
+        // Only takes effect outside a transaction.
+        try connection.run("PRAGMA foreign_keys = OFF")
+        defer { _ = try? connection.run("PRAGMA foreign_keys = ON") }
+        return try applyInTransaction(migration, now: now)
+    }
+
+    private func applyInTransaction(_ migration: Migration, now: Date) throws -> Bool {
         do {
             try connection.run("BEGIN IMMEDIATE")
             // Checked again under the write lock: another process may have just migrated.
@@ -36,6 +46,12 @@ struct SQLiteMigrator {
                 return false
             }
             try connection.executeScript(migration.sql)
+            if migration.rebuildsReferencedTable {
+                let broken = try connection.query("PRAGMA foreign_key_check") { try $0.text("table") ?? "" }
+                guard broken.isEmpty else {
+                    throw StoreError.database("foreign keys broken in \(Set(broken).sorted())")
+                }
+            }
             try connection.run(
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                 [.integer(Int64(migration.version)), .date(now)])
@@ -50,6 +66,6 @@ struct SQLiteMigrator {
     }
 
     private func appliedVersions() throws -> Set<Int> {
-        Set(try connection.query("SELECT version FROM schema_migrations") { Int($0.int64(0)) })
+        Set(try connection.query("SELECT version FROM schema_migrations") { Int(try $0.requiredInteger("version")) })
     }
 }

@@ -4,9 +4,7 @@ extension SQLiteTransaction {
     // MARK: - Apple refresh tokens
 
     func upsertAppleToken(_ record: AppleTokenRecord) throws {
-        guard !record.encryptedRefreshToken.isEmpty else {
-            throw StoreError.invalidArgument("an Apple token record needs the encrypted token")
-        }
+        try StoreInput.validate(record)
         try connection.run("""
             INSERT INTO apple_tokens (user_id, client_id, encrypted_refresh_token, updated_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (user_id) DO UPDATE SET client_id = excluded.client_id,
@@ -17,12 +15,9 @@ extension SQLiteTransaction {
     }
 
     func appleToken(userID: Int64) throws -> AppleTokenRecord? {
-        try connection.query("""
-            SELECT user_id, client_id, encrypted_refresh_token, updated_at FROM apple_tokens WHERE user_id = ?
-            """, [.integer(userID)]) { row in
-            AppleTokenRecord(userID: row.int64(0), clientID: row.text(1), encryptedRefreshToken: row.blob(2),
-                             updatedAt: row.date(3))
-        }.first
+        let mapping = TableMapping.appleTokens
+        return try connection.query("SELECT \(mapping.columnList) FROM apple_tokens WHERE user_id = ?",
+                                    [.integer(userID)]) { try mapping.decode($0) }.first
     }
 
     func deleteAppleToken(userID: Int64) throws -> Bool {
@@ -32,14 +27,14 @@ extension SQLiteTransaction {
     // MARK: - Revocation queue
 
     func enqueueRevocation(clientID: String, encryptedToken: [UInt8], tokenTypeHint: String, now: Date) throws -> Int64 {
-        guard !encryptedToken.isEmpty else {
-            throw StoreError.invalidArgument("a revocation needs the encrypted token")
-        }
+        try StoreInput.validateRevocation(encryptedToken: encryptedToken)
         let id = try connection.query("""
             INSERT INTO pending_revocations (client_id, encrypted_token, token_type_hint, attempts, next_attempt_at, created_at)
             VALUES (?1, ?2, ?3, 0, ?4, ?4)
             RETURNING id
-            """, [.text(clientID), .blob(encryptedToken), .text(tokenTypeHint), .date(now)]) { $0.int64(0) }.first
+            """, [.text(clientID), .blob(encryptedToken), .text(tokenTypeHint), .date(now)]) {
+            try $0.requiredInteger("id")
+        }.first
         guard let id else {
             throw StoreError.database("INSERT INTO pending_revocations returned no id")
         }
@@ -47,15 +42,11 @@ extension SQLiteTransaction {
     }
 
     func dueRevocations(now: Date, limit: Int) throws -> [PendingRevocation] {
-        try connection.query("""
-            SELECT id, client_id, encrypted_token, token_type_hint, attempts, next_attempt_at, last_error, created_at
-            FROM pending_revocations WHERE next_attempt_at <= ?
+        let mapping = TableMapping.pendingRevocations
+        return try connection.query("""
+            SELECT \(mapping.columnList) FROM pending_revocations WHERE next_attempt_at <= ?
             ORDER BY next_attempt_at, id LIMIT ?
-            """, [.date(now), .integer(Int64(max(0, limit)))]) { row in
-            PendingRevocation(id: row.int64(0), clientID: row.text(1), encryptedToken: row.blob(2),
-                              tokenTypeHint: row.text(3), attempts: Int(row.int64(4)),
-                              nextAttemptAt: row.date(5), lastError: row.optionalText(6), createdAt: row.date(7))
-        }
+            """, [.date(now), .integer(Int64(max(0, limit)))]) { try mapping.decode($0) }
     }
 
     func completeRevocation(id: Int64) throws {
@@ -70,7 +61,9 @@ extension SQLiteTransaction {
     }
 
     func pendingRevocationCount() throws -> Int {
-        try connection.query("SELECT COUNT(*) FROM pending_revocations") { Int($0.int64(0)) }.first ?? 0
+        try connection.query("SELECT COUNT(*) AS count FROM pending_revocations") {
+            Int(try $0.requiredInteger("count"))
+        }.first ?? 0
     }
 
     // MARK: - Notifications

@@ -20,7 +20,7 @@ extension SQLiteTransaction {
         }
         // Same write transaction: nobody can change the row between the two statements.
         let found = try connection.query(
-            "SELECT consumed_at FROM api_nonces WHERE nonce = ?", [.text(nonce)]) { $0.optionalDate(0) }
+            "SELECT consumed_at FROM api_nonces WHERE nonce = ?", [.text(nonce)]) { try $0.optionalDate("consumed_at") }
         guard let consumedAt = found.first else { return .unknown }
         return consumedAt == nil ? .expired : .alreadyUsed
     }
@@ -54,40 +54,43 @@ extension SQLiteTransaction {
     }
 
     func rotateRefreshToken(tokenHash: String, now: Date) throws -> RefreshRotation {
+        let mapping = TableMapping.refreshTokens
         let rotated = try connection.query("""
             UPDATE refresh_tokens SET rotated_at = ?1
             WHERE token_hash = ?2 AND rotated_at IS NULL AND expires_at > ?1
               AND EXISTS (SELECT 1 FROM sessions
                           WHERE sessions.id_hash = refresh_tokens.session_id_hash AND sessions.expires_at > ?1)
-            RETURNING \(Self.refreshTokenColumns)
-            """, [.date(now), .text(tokenHash)], Self.decodeRefreshToken)
+            RETURNING \(mapping.columnList)
+            """, [.date(now), .text(tokenHash)]) { try mapping.decode($0) }
         if let token = rotated.first {
             return .rotated(token)
         }
         let found = try connection.query(
-            "SELECT \(Self.refreshTokenColumns) FROM refresh_tokens WHERE token_hash = ?",
-            [.text(tokenHash)], Self.decodeRefreshToken)
-        guard let token = found.first else { return .unknown }
-        // Reuse wins over expiry: a rotated token presented again is a replay either way.
-        return token.rotatedAt == nil ? .expired : .reused(token)
+            "SELECT \(mapping.columnList) FROM refresh_tokens WHERE token_hash = ?",
+            [.text(tokenHash)]) { try mapping.decode($0) }
+        if let token = found.first {
+            // Reuse wins over expiry: a rotated token presented again is a replay either way.
+            return token.rotatedAt == nil ? .expired : .reused(token)
+        }
+        let revoked = try connection.query(
+            "SELECT \(mapping.columnList) FROM revoked_refresh_tokens WHERE token_hash = ?",
+            [.text(tokenHash)]) { try mapping.decode($0) }
+        return revoked.first.map(RefreshRotation.reused) ?? .unknown
     }
 
     func revokeRefreshFamily(_ familyID: String) throws -> Int {
+        let columns = TableMapping.refreshTokens.columnList
+        try connection.run("""
+            INSERT INTO revoked_refresh_tokens (\(columns))
+            SELECT \(columns) FROM refresh_tokens WHERE family_id = ?
+            ON CONFLICT (token_hash) DO NOTHING
+            """, [.text(familyID)])
         let sessionIDHashes = try connection.query(
             "DELETE FROM refresh_tokens WHERE family_id = ? RETURNING session_id_hash",
-            [.text(familyID)]) { $0.text(0) }
+            [.text(familyID)]) { try $0.requiredText("session_id_hash") }
         for idHash in Set(sessionIDHashes) {
             try connection.run("DELETE FROM sessions WHERE id_hash = ?", [.text(idHash)])
         }
         return sessionIDHashes.count
-    }
-
-    private static let refreshTokenColumns =
-        "token_hash, family_id, session_id_hash, user_id, created_at, expires_at, rotated_at"
-
-    private static func decodeRefreshToken(_ row: SQLiteRow) -> RefreshToken {
-        RefreshToken(tokenHash: row.text(0), familyID: row.text(1), sessionIDHash: row.text(2),
-                     userID: row.int64(3), createdAt: row.date(4), expiresAt: row.date(5),
-                     rotatedAt: row.optionalDate(6))
     }
 }

@@ -16,13 +16,9 @@ struct SQLiteTransaction: StoreTransaction {
     }
 
     func loginAttempt(state: String) throws -> LoginAttempt? {
-        try connection.query("""
-            SELECT state, nonce, binding_hash, created_at, expires_at, consumed_at
-            FROM login_attempts WHERE state = ?
-            """, [.text(state)]) { row in
-            LoginAttempt(state: row.text(0), nonce: row.text(1), bindingHash: row.text(2),
-                         createdAt: row.date(3), expiresAt: row.date(4), consumedAt: row.optionalDate(5))
-        }.first
+        let mapping = TableMapping.loginAttempts
+        return try connection.query("SELECT \(mapping.columnList) FROM login_attempts WHERE state = ?",
+                                    [.text(state)]) { try mapping.decode($0) }.first
     }
 
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool {
@@ -36,43 +32,42 @@ struct SQLiteTransaction: StoreTransaction {
     // MARK: - Users
 
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
-        guard !profile.sub.isEmpty else {
-            throw StoreError.invalidArgument("an Apple user needs a non-empty sub")
-        }
-        if let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) {
-            let updated = existing.applyingSignIn(profile, now: now)
-            if updated != existing {
-                try update(updated)
-            }
-            return (updated, false)
-        }
-        let email = profile.email.nonBlank
-        let id = try connection.query("""
+        try StoreInput.validate(profile)
+        let new = User.firstSignIn(profile, now: now)
+        let mapping = TableMapping.users
+        // One statement for a new user; a returning one conflicts and is read next.
+        let inserted = try connection.query("""
             INSERT INTO users (provider, provider_user_id, email, is_private_email, email_verified,
                                display_name, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            RETURNING id
+            ON CONFLICT (provider, provider_user_id) DO NOTHING
+            RETURNING \(mapping.columnList)
             """,
-            [.text(User.appleProvider), .text(profile.sub), .optionalText(email),
-             .bool(email != nil && profile.isPrivateEmail), .bool(email != nil && profile.emailVerified),
-             .optionalText(profile.displayName.nonBlank), .date(now), .date(now)]) { $0.int64(0) }.first
-        guard let id else {
-            throw StoreError.database("INSERT INTO users returned no id")
+            [.text(new.provider), .text(new.providerUserID), .optionalText(new.email), .bool(new.isPrivateEmail),
+             .bool(new.emailVerified), .optionalText(new.displayName), .date(new.createdAt),
+             .date(new.updatedAt)]) { try mapping.decode($0) }.first
+        if let inserted {
+            return (inserted, true)
         }
-        guard let created = try user(id: id) else {
-            throw StoreError.database("user \(id) vanished right after its insert")
+        guard let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) else {
+            throw StoreError.database("user \(profile.sub) neither inserted nor found")
         }
-        return (created, true)
+        let updated = existing.applyingSignIn(profile, now: now)
+        if updated != existing {
+            try update(updated)
+        }
+        return (updated, false)
     }
 
     func user(id: Int64) throws -> User? {
-        try connection.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.integer(id)]) {
-            Self.decodeUser($0, from: 0)
+        let mapping = TableMapping.users
+        return try connection.query("SELECT \(mapping.columnList) FROM users WHERE id = ?", [.integer(id)]) {
+            try mapping.decode($0)
         }.first
     }
 
     func countUsers() throws -> Int {
-        try connection.query("SELECT COUNT(*) FROM users", []) { Int($0.int64(0)) }.first ?? 0
+        try connection.query("SELECT COUNT(*) AS count FROM users") { Int(try $0.requiredInteger("count")) }.first ?? 0
     }
 
     func deleteUser(id: Int64) throws -> Bool {
@@ -80,9 +75,10 @@ struct SQLiteTransaction: StoreTransaction {
     }
 
     func user(provider: String, providerUserID: String) throws -> User? {
-        try connection.query(
-            "SELECT \(Self.userColumns) FROM users WHERE provider = ? AND provider_user_id = ?",
-            [.text(provider), .text(providerUserID)]) { Self.decodeUser($0, from: 0) }.first
+        let mapping = TableMapping.users
+        return try connection.query(
+            "SELECT \(mapping.columnList) FROM users WHERE provider = ? AND provider_user_id = ?",
+            [.text(provider), .text(providerUserID)]) { try mapping.decode($0) }.first
     }
 
     func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws {
@@ -101,21 +97,6 @@ struct SQLiteTransaction: StoreTransaction {
              .optionalText(user.displayName), .date(user.updatedAt), .integer(user.id)])
     }
 
-    private static let userColumns = """
-        users.id, users.provider, users.provider_user_id, users.email, users.is_private_email,
-        users.email_verified, users.display_name, users.created_at, users.updated_at,
-        users.email_forwarding_enabled
-        """
-
-    /// Reads the ten `userColumns` starting at column `first`.
-    private static func decodeUser(_ row: SQLiteRow, from first: Int32) -> User {
-        User(id: row.int64(first), provider: row.text(first + 1), providerUserID: row.text(first + 2),
-             email: row.optionalText(first + 3), isPrivateEmail: row.bool(first + 4),
-             emailVerified: row.bool(first + 5), displayName: row.optionalText(first + 6),
-             createdAt: row.date(first + 7), updatedAt: row.date(first + 8),
-             emailForwardingEnabled: row.bool(first + 9))
-    }
-
     // MARK: - Sessions
 
     func insertSession(_ session: Session) throws {
@@ -128,15 +109,13 @@ struct SQLiteTransaction: StoreTransaction {
     }
 
     func session(idHash: String, now: Date) throws -> (session: Session, user: User)? {
-        try connection.query("""
-            SELECT sessions.id_hash, sessions.user_id, sessions.flow, sessions.nonce_verified,
-                   sessions.created_at, sessions.expires_at, \(Self.userColumns)
+        let sessions = TableMapping.sessions, users = TableMapping.users
+        return try connection.query("""
+            SELECT \(sessions.selectList(prefix: "session_")), \(users.selectList(prefix: "user_"))
             FROM sessions JOIN users ON users.id = sessions.user_id
             WHERE sessions.id_hash = ? AND sessions.expires_at > ?
             """, [.text(idHash), .date(now)]) { row -> (session: Session, user: User) in
-            let session = Session(idHash: row.text(0), userID: row.int64(1), flow: row.text(2),
-                                  nonceVerified: row.bool(3), createdAt: row.date(4), expiresAt: row.date(5))
-            return (session: session, user: Self.decodeUser(row, from: 6))
+            (session: try sessions.decode(row, prefix: "session_"), user: try users.decode(row, prefix: "user_"))
         }.first
     }
 
@@ -150,18 +129,16 @@ struct SQLiteTransaction: StoreTransaction {
 
     // MARK: - Housekeeping
 
-    /// Far beyond the `exp` of any notification token: replayed later, it fails verification.
-    static let notificationRetention: TimeInterval = 30 * 24 * 60 * 60
-
     func deleteExpired(now: Date) throws -> Int {
-        let expiring = ["login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens", "sessions"]
+        let expiring = ["login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens",
+                        "revoked_refresh_tokens", "sessions"]
         var deleted = 0
         for table in expiring {
             deleted += try connection.run("DELETE FROM \(table) WHERE expires_at <= ?", [.date(now)])
         }
         deleted += try connection.run(
             "DELETE FROM apple_notifications WHERE received_at <= ?",
-            [.date(now.addingTimeInterval(-Self.notificationRetention))])
+            [.date(now.addingTimeInterval(-StoreRetention.notificationIDs))])
         return deleted
     }
 }

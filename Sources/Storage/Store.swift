@@ -49,7 +49,8 @@ public protocol StoreTransaction {
     /// `.rotated`. A token whose session has expired counts as expired.
     func rotateRefreshToken(tokenHash: String, now: Date) throws -> RefreshRotation
     /// Deletes every token of the family and the session(s) they belong to; returns how
-    /// many tokens of the family went.
+    /// many tokens of the family went. The tokens are kept as tombstones until they expire
+    /// (or their user is deleted): presented again, each rotates to `.reused`.
     @discardableResult func revokeRefreshFamily(_ familyID: String) throws -> Int
 
     // MARK: - Apple's server side
@@ -73,7 +74,7 @@ public protocol StoreTransaction {
     func recordNotification(jti: String, now: Date) throws -> Bool
 
     /// Removes expired login attempts, API nonces, identity token records, refresh
-    /// tokens and sessions, and notification ids older than 30 days; returns how many
+    /// tokens (revoked ones included) and sessions, and notification ids older than 30 days; returns how many
     /// rows went (rows removed by cascade not counted).
     @discardableResult func deleteExpired(now: Date) throws -> Int
 }

@@ -8,7 +8,7 @@ extension User {
     /// known: Apple sends it on the first sign-in only, so a later empty or different
     /// name never replaces it. `updatedAt` moves only when something changed.
     /// Backend-independent so every `Store` applies the same rules.
-    func applyingSignIn(_ profile: AppleUserProfile, now: Date) -> User {
+    package func applyingSignIn(_ profile: AppleUserProfile, now: Date) -> User {
         var updated = self
         if let email = profile.email.nonBlank {
             updated.email = email
@@ -25,9 +25,21 @@ extension User {
     }
 }
 
+extension User {
+    /// The user a first sign-in creates (its `id` is assigned by the store). The email
+    /// flags only count when there is an email; blank strings are stored as missing.
+    package static func firstSignIn(_ profile: AppleUserProfile, now: Date) -> User {
+        let email = profile.email.nonBlank
+        return User(id: 0, provider: appleProvider, providerUserID: profile.sub, email: email,
+                    isPrivateEmail: email != nil && profile.isPrivateEmail,
+                    emailVerified: email != nil && profile.emailVerified,
+                    displayName: profile.displayName.nonBlank, createdAt: now, updatedAt: now)
+    }
+}
+
 extension Optional<String> {
     /// The trimmed string, or nil when it is missing or only whitespace.
-    var nonBlank: String? {
+    package var nonBlank: String? {
         guard let trimmed = self?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else {
             return nil
         }

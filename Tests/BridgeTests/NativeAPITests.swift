@@ -213,7 +213,7 @@ struct NativeAPITests {
         #expect(statuses.values.filter { $0 == 200 }.count == 1)
         #expect(statuses.values.filter { $0 == 401 }.count == 7)
         // A racing copy looks exactly like a stolen one, so the winner's new tokens die with the family.
-        #expect(try harness.api("/api/auth/refresh", json: body).body["error"]?.stringValue == "invalid_refresh_token")
+        #expect(try harness.api("/api/auth/refresh", json: body).body["error"]?.stringValue == "refresh_token_reused")
     }
 
     @Test("an identity token signs in once, on any path")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Apple tokens") struct AppleTokens {
         /// Includes zero bytes and bytes that are not UTF-8: the column must keep them all.
         static let ciphertext: [UInt8] = [0x00, 0xFF, 0x10, 0x00, 0xC3, 0x28, 0x7F]
@@ -29,7 +29,7 @@ extension StorageTests {
 
         @Test("a token for an unknown user is a conflict; an empty token is refused")
         func refused() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let orphan = AppleTokenRecord(userID: 999, clientID: "c", encryptedRefreshToken: [1], updatedAt: t0)
                 let error = #expect(throws: StoreError.self) { try store.write { try $0.upsertAppleToken(orphan) } }
                 guard case .conflict = error else {
@@ -41,13 +41,14 @@ extension StorageTests {
                 #expect(throws: StoreError.invalidArgument("an Apple token record needs the encrypted token")) {
                     try store.write { try $0.upsertAppleToken(empty) }
                 }
-                #expect(try scalar("SELECT COUNT(*) FROM apple_tokens", in: path) == 0)
+                #expect(try store.read { try $0.appleToken(userID: userID) } == nil)
+                #expect(try store.read { try $0.appleToken(userID: 999) } == nil)
             }
         }
 
         @Test("deleting a user deletes its sessions, refresh tokens and Apple token, but keeps queued revocations")
         func accountDeletion() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let userID = try userWithSessions("s", ["web", "app"], in: store)
                 try store.write { tx in
                     try tx.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "app", userID: userID))
@@ -57,9 +58,11 @@ extension StorageTests {
                                                  tokenTypeHint: "refresh_token", now: t0)
                     try tx.deleteUser(id: userID)
                 }
-                for table in ["users", "sessions", "refresh_tokens", "apple_tokens"] {
-                    #expect(try scalar("SELECT COUNT(*) FROM \(table)", in: path) == 0, "\(table)")
-                }
+                #expect(try store.read { try $0.user(id: userID) } == nil)
+                #expect(try store.read { try $0.session(idHash: "web", now: t0) } == nil)
+                #expect(try store.read { try $0.session(idHash: "app", now: t0) } == nil)
+                #expect(try store.read { try $0.appleToken(userID: userID) } == nil)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r1", now: t0) } == .unknown)
                 #expect(try store.read { try $0.pendingRevocationCount() } == 1)
                 #expect(try store.read { try $0.dueRevocations(now: t0, limit: 10) }.first?.encryptedToken == Self.ciphertext)
             }

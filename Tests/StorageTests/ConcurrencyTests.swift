@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Concurrency") struct Concurrency {
         @Test("8 threads × 200 sign-ins: no busy errors, nothing lost")
         func manyThreads() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let errors = Collected<String>()
                 onThreads(8) { thread in
                     for i in 0..<200 {
@@ -26,15 +26,14 @@ extension StorageTests {
                     }
                 }
                 #expect(errors.all.isEmpty, "\(errors.all.prefix(5))")
-                #expect(try scalar("SELECT COUNT(*) FROM users", in: path) == 80)
-                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 1600)
+                #expect(try store.read { try $0.countUsers() } == 80)
             }
         }
 
         @Test("two stores on one file (as two processes would) wait for each other instead of failing")
         func twoStoresOneFile() throws {
-            try withTemporaryStore { first, path throws in
-                let second = try SQLiteStore(path: path)
+            try withTemporaryStore { first, database throws in
+                let second = try database.open()
                 let errors = Collected<String>()
                 onThreads(8) { thread in
                     let store = thread.isMultiple(of: 2) ? first : second
@@ -49,7 +48,11 @@ extension StorageTests {
                     }
                 }
                 #expect(errors.all.isEmpty, "\(errors.all.prefix(5))")
-                #expect(try scalar("SELECT COUNT(*) FROM login_attempts", in: path) == 400)
+                let missing = try first.read { tx in
+                    try (0..<8).flatMap { thread in (0..<50).map { "t\(thread)-\($0)" } }
+                        .filter { try tx.loginAttempt(state: $0) == nil }
+                }
+                #expect(missing == [])
             }
         }
     }

@@ -2,13 +2,13 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Housekeeping") struct Housekeeping {
         @Test("deleteExpired removes expired nonces, identity token records, refresh tokens and old jtis only")
         func newTables() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let userID = try userWithSessions("s", ["session-1"], lifetime: 86_400, in: store)
-                let retention = SQLiteTransaction.notificationRetention
+                let retention = StoreRetention.notificationIDs
                 try store.write { tx in
                     try tx.insertAPINonce(apiNonce("old", lifetime: 60))
                     try tx.insertAPINonce(apiNonce("fresh", lifetime: 600))
@@ -20,10 +20,15 @@ extension StorageTests {
                     _ = try tx.recordNotification(jti: "fresh", now: t0 + 61 - retention)
                 }
                 #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 4)
-                for table in ["api_nonces", "used_identity_tokens", "refresh_tokens"] {
-                    #expect(try scalar("SELECT COUNT(*) FROM \(table) WHERE \(table == "api_nonces" ? "nonce" : "token_hash") = 'fresh'",
-                                       in: path) == 1, "\(table)")
-                    #expect(try scalar("SELECT COUNT(*) FROM \(table)", in: path) == 1, "\(table)")
+                #expect(try store.write { try $0.consumeAPINonce("old", now: t0 + 60) } == .unknown)
+                #expect(try store.write { try $0.consumeAPINonce("fresh", now: t0 + 60) } == .consumed)
+                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "fresh", expiresAt: t0 + 600, now: t0 + 60) })
+                // Kept, an expired refresh token would answer `.expired`.
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "old", now: t0 + 60) } == .unknown)
+                let fresh = try store.write { try $0.rotateRefreshToken(tokenHash: "fresh", now: t0 + 60) }
+                guard case .rotated = fresh else {
+                    Issue.record("expected the fresh token to rotate, got \(fresh)")
+                    return
                 }
                 #expect(try store.write { try $0.recordNotification(jti: "old", now: t0 + 60) })
                 #expect(try !store.write { try $0.recordNotification(jti: "fresh", now: t0 + 60) })
@@ -33,13 +38,13 @@ extension StorageTests {
 
         @Test("an expired session takes its refresh tokens with it (counted as one row)")
         func sessionCascade() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let userID = try userWithSessions("s", ["short"], lifetime: 60, in: store)
                 try store.write {
                     try $0.insertRefreshToken(refreshToken("r", family: "f", sessionIDHash: "short", userID: userID))
                 }
                 #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 1)
-                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 0)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r", now: t0) } == .unknown)
             }
         }
     }

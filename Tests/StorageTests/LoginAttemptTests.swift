@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Login attempts") struct LoginAttempts {
         @Test("an attempt reads back as written")
         func roundTrip() throws {

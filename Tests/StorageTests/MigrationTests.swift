@@ -2,24 +2,24 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension SQLiteStoreSpecifics {
     @Suite("Migrations") struct Migrations {
         @Test("a fresh database gets every migration and their tables")
         func freshDatabase() throws {
-            try withTemporaryStore(migrated: false) { store, path throws in
-                #expect(try store.migrate() == [1, 2, 3])
+            try withTemporarySQLiteStore(migrated: false) { store, path throws in
+                #expect(try store.migrate() == allMigrationVersions)
                 #expect(try tableNames(in: path).isSuperset(of: [
                     "schema_migrations", "users", "login_attempts", "sessions",
                     "api_nonces", "used_identity_tokens", "refresh_tokens",
                     "apple_tokens", "pending_revocations", "apple_notifications",
                 ]))
-                #expect(try scalar("SELECT MAX(version) FROM schema_migrations", in: path) == 3)
+                #expect(try scalar("SELECT MAX(version) AS value FROM schema_migrations", in: path) == Int64(allMigrationVersions.last ?? 0))
             }
         }
 
         @Test("a database at version 1 gets 2 and 3 and keeps its data")
         func fromVersionOne() throws {
-            try withTemporaryStore(migrated: false) { store, path throws in
+            try withTemporarySQLiteStore(migrated: false) { store, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
                 #expect(try SQLiteMigrator(connection: connection, migrations: [SQLiteMigrations.all[0]])
                     .migrate(now: t0) == [1])
@@ -33,7 +33,7 @@ extension StorageTests {
                     VALUES ('old-session', 7, 'web', 1, ?1, ?2)
                     """, [.date(t0), .date(t0 + 3600)])
 
-                #expect(try store.migrate() == [2, 3])
+                #expect(try store.migrate() == Array(allMigrationVersions.dropFirst()))
                 let user = try store.read { try $0.user(id: 7) }
                 #expect(user == User(id: 7, provider: "apple", providerUserID: "001.old", email: "old@example.com",
                                      isPrivateEmail: true, emailVerified: true, displayName: "Kim",
@@ -44,29 +44,64 @@ extension StorageTests {
             }
         }
 
+        @Test("a version-3 database keeps its users, their links and cascades, and stops reusing ids")
+        func fromVersionThree() throws {
+            try withTemporarySQLiteStore(migrated: false) { store, path throws in
+                let connection = try SQLiteConnection(path: path, setup: "PRAGMA foreign_keys = ON;")
+                #expect(try SQLiteMigrator(connection: connection, migrations: Array(SQLiteMigrations.all.prefix(3)))
+                    .migrate(now: t0) == [1, 2, 3])
+                try connection.executeScript("""
+                    INSERT INTO users (id, provider, provider_user_id, email, created_at, updated_at, email_forwarding_enabled)
+                    VALUES (1, 'apple', 'one', 'one@example.com', \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970), 0),
+                           (2, 'apple', 'two', NULL, \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970), 1);
+                    INSERT INTO sessions (id_hash, user_id, flow, nonce_verified, created_at, expires_at)
+                    VALUES ('one-session', 1, 'web', 1, \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970 + 3600)),
+                           ('two-session', 2, 'api', 0, \(t0.timeIntervalSince1970), \(t0.timeIntervalSince1970 + 3600));
+                    INSERT INTO apple_tokens (user_id, client_id, encrypted_refresh_token, updated_at)
+                    VALUES (2, 'c', x'01', \(t0.timeIntervalSince1970));
+                    """)
+
+                #expect(try store.migrate() == Array(allMigrationVersions.dropFirst(3)))
+                let one = try #require(try store.read { try $0.user(id: 1) })
+                #expect(one.email == "one@example.com")
+                #expect(!one.emailForwardingEnabled)
+                #expect(try store.read { try $0.session(idHash: "one-session", now: t0) }?.user == one)
+                #expect(try store.read { try $0.appleToken(userID: 2) } != nil)
+
+                // Cascades still reach the rebuilt table: deleting the newest user takes its rows…
+                #expect(try store.write { try $0.deleteUser(id: 2) })
+                #expect(try store.read { try $0.session(idHash: "two-session", now: t0) } == nil)
+                #expect(try store.read { try $0.appleToken(userID: 2) } == nil)
+                // …and its id is not given to the next user.
+                let next = try store.write { try $0.upsertAppleUser(appleProfile(sub: "three"), now: t0).user }
+                #expect(next.id == 3)
+                #expect(try scalar("SELECT COUNT(*) AS value FROM pragma_foreign_key_check", in: path) == 0)
+            }
+        }
+
         @Test("an up-to-date database applies nothing, also after reopening")
         func upToDate() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporarySQLiteStore { store, path throws in
                 #expect(try store.migrate() == [])
                 #expect(try SQLiteStore(path: path).migrate() == [])
-                #expect(try scalar("SELECT COUNT(*) FROM schema_migrations", in: path) == 3)
+                #expect(try scalar("SELECT COUNT(*) AS value FROM schema_migrations", in: path) == Int64(allMigrationVersions.count))
             }
         }
 
         @Test("a database from a newer build is refused with a clear error")
         func databaseFromTheFuture() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporarySQLiteStore { store, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
                 try connection.run("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)")
                 let error = #expect(throws: StoreError.self) { try store.migrate() }
-                #expect(error == .schemaTooNew(databaseVersion: 99, supportedVersion: 3))
+                #expect(error == .schemaTooNew(databaseVersion: 99, supportedVersion: allMigrationVersions.last ?? 0))
                 #expect(error?.description.contains("newer than this build supports") == true)
             }
         }
 
         @Test("a failing migration leaves nothing of itself behind")
         func failingMigrationRollsBack() throws {
-            try withTemporaryStore(migrated: false) { _, path throws in
+            try withTemporarySQLiteStore(migrated: false) { _, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
                 let next = SQLiteMigrations.all.count + 1
                 let migrations = SQLiteMigrations.all + [
@@ -82,7 +117,7 @@ extension StorageTests {
                 #expect(version == next)
                 #expect(reason.contains("no_such_table"))
                 #expect(try !tableNames(in: path).contains("half_done"))
-                #expect(try scalar("SELECT MAX(version) FROM schema_migrations", in: path) == Int64(next - 1))
+                #expect(try scalar("SELECT MAX(version) AS value FROM schema_migrations", in: path) == Int64(next - 1))
             }
         }
 
@@ -94,9 +129,9 @@ extension StorageTests {
 
         @Test("the file is in WAL mode")
         func walMode() throws {
-            try withTemporaryStore { _, path throws in
+            try withTemporarySQLiteStore { _, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
-                #expect(try connection.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
+                #expect(try connection.query("PRAGMA journal_mode") { try $0.text("journal_mode") } == ["wal"])
             }
         }
     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Apple notifications") struct Notifications {
         @Test("a jti is new once, then recognized")
         func idempotent() throws {
@@ -54,9 +54,9 @@ extension StorageTests {
 
         @Test("an unknown user is left alone")
         func unknownUser() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 try store.write { try $0.setEmailForwarding(userID: 999, isPrivateEmailEnabled: false, now: t0) }
-                #expect(try scalar("SELECT COUNT(*) FROM users", in: path) == 0)
+                #expect(try store.read { try $0.countUsers() } == 0)
             }
         }
     }

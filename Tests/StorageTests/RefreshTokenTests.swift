@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Refresh tokens") struct RefreshTokens {
         @Test("a token rotates once; presented again it is reported as reused")
         func rotateThenReuse() throws {
@@ -19,7 +19,7 @@ extension StorageTests {
 
         @Test("an expired token, a token of an expired session and an unknown token do not rotate")
         func notRotated() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let userID = try userWithSessions("s", ["long"], in: store)
                 let shortUserID = try userWithSessions("t", ["short"], lifetime: 60, in: store)
                 try store.write { tx in
@@ -29,14 +29,16 @@ extension StorageTests {
                 #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "old", now: t0 + 60) } == .expired)
                 #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "orphan", now: t0 + 60) } == .expired)
                 #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "missing", now: t0) } == .unknown)
-                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens WHERE rotated_at IS NOT NULL", in: path) == 0)
+                // Not marked rotated: presented again they are still expired, not reused.
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "old", now: t0 + 61) } == .expired)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "orphan", now: t0 + 61) } == .expired)
             }
         }
 
         @Test("8 threads on two stores rotating the same token: exactly one rotates it")
         func concurrentRotation() throws {
-            try withTemporaryStore { first, path throws in
-                let second = try SQLiteStore(path: path)
+            try withTemporaryStore { first, database throws in
+                let second = try database.open()
                 let userID = try userWithSessions("s", ["session-1"], in: first)
                 try first.write {
                     try $0.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID))
@@ -61,7 +63,7 @@ extension StorageTests {
 
         @Test("revoking a family deletes its tokens and its session, and nothing else")
         func revokeFamily() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let userID = try userWithSessions("s", ["phone", "tablet"], in: store)
                 try store.write { tx in
                     try tx.insertRefreshToken(refreshToken("p1", family: "phone-family", sessionIDHash: "phone", userID: userID))
@@ -71,15 +73,20 @@ extension StorageTests {
                 #expect(try store.write { try $0.revokeRefreshFamily("phone-family") } == 2)
                 #expect(try store.read { try $0.session(idHash: "phone", now: t0) } == nil)
                 #expect(try store.read { try $0.session(idHash: "tablet", now: t0) } != nil)
-                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 1)
-                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "p2", now: t0) } == .unknown)
+                let tablet = try store.write { try $0.rotateRefreshToken(tokenHash: "t1", now: t0) }
+                guard case .rotated = tablet else {
+                    Issue.record("expected the other family's token to rotate, got \(tablet)")
+                    return
+                }
+                let p2 = refreshToken("p2", family: "phone-family", sessionIDHash: "phone", userID: userID)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "p2", now: t0) } == .reused(p2))
                 #expect(try store.write { try $0.revokeRefreshFamily("phone-family") } == 0)
             }
         }
 
         @Test("a token for a missing session, or for a session of another user, is a conflict")
         func sessionMustMatchUser() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let owner = try userWithSessions("owner", ["owner-session"], in: store)
                 let other = try userWithSessions("other", [], in: store)
                 for token in [refreshToken("r", family: "f", sessionIDHash: "owner-session", userID: other),
@@ -90,7 +97,7 @@ extension StorageTests {
                         return
                     }
                 }
-                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 0)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r", now: t0) } == .unknown)
             }
         }
 
@@ -105,6 +112,58 @@ extension StorageTests {
                     Issue.record("expected conflict, got \(String(describing: error))")
                     return
                 }
+            }
+        }
+
+        @Test("a revoked family stays a tombstone: the 2nd, 3rd and 4th presentation of a rotated token all say reused")
+        func reuseTombstone() throws {
+            try withTemporaryStore { store, _ throws in
+                let userID = try userWithSessions("s", ["session-1"], in: store)
+                try store.write {
+                    try $0.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID))
+                }
+                var rotated = refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID)
+                rotated.rotatedAt = t0 + 10
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r1", now: t0 + 10) } == .rotated(rotated))
+                try store.write {
+                    try $0.insertRefreshToken(refreshToken("r2", family: "f", sessionIDHash: "session-1", userID: userID,
+                                                           createdAt: t0 + 10))
+                }
+                // What the API does on reuse: revoke the family.
+                for presentation in 2...4 {
+                    let outcome = try store.write { tx in
+                        let outcome = try tx.rotateRefreshToken(tokenHash: "r1", now: t0 + Double(20 * presentation))
+                        if case let .reused(token) = outcome { try tx.revokeRefreshFamily(token.familyID) }
+                        return outcome
+                    }
+                    #expect(outcome == .reused(rotated), "presentation \(presentation)")
+                }
+                let successor = try store.write { try $0.rotateRefreshToken(tokenHash: "r2", now: t0 + 100) }
+                guard case let .reused(token) = successor else {
+                    Issue.record("expected the revoked successor to be reused, got \(successor)")
+                    return
+                }
+                #expect(token.tokenHash == "r2")
+                #expect(try store.read { try $0.session(idHash: "session-1", now: t0 + 100) } == nil)
+            }
+        }
+
+        @Test("tombstones go when they expire, and with their user")
+        func tombstonesExpire() throws {
+            try withTemporaryStore { store, _ throws in
+                let userID = try userWithSessions("s", ["a", "b"], in: store)
+                try store.write { tx in
+                    try tx.insertRefreshToken(refreshToken("short", family: "f", sessionIDHash: "a", userID: userID, lifetime: 60))
+                    try tx.insertRefreshToken(refreshToken("long", family: "g", sessionIDHash: "b", userID: userID))
+                    try tx.revokeRefreshFamily("f")
+                    try tx.revokeRefreshFamily("g")
+                }
+                #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 1)
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "short", now: t0 + 60) } == .unknown)
+                let long = try store.write { try $0.rotateRefreshToken(tokenHash: "long", now: t0 + 60) }
+                #expect(long == .reused(refreshToken("long", family: "g", sessionIDHash: "b", userID: userID)))
+                try store.write { try $0.deleteUser(id: userID) }
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "long", now: t0 + 60) } == .unknown)
             }
         }
     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Revocation queue") struct RevocationQueue {
         @Test("a new revocation is due at once and reads back as queued")
         func enqueue() throws {

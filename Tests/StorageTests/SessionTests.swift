@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Sessions") struct Sessions {
         @Test("lookup joins the user and respects expiry")
         func lookup() throws {
@@ -35,7 +35,7 @@ extension StorageTests {
 
         @Test("deleteSessions(userID:) ends every session of that user, with their refresh tokens")
         func deleteAllOfUser() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let userID = try userWithSessions("s", ["web", "app"], in: store)
                 try userWithSessions("other", ["other-web"], in: store)
                 try store.write { tx in
@@ -44,8 +44,10 @@ extension StorageTests {
                     try tx.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "app", userID: userID))
                 }
                 #expect(try store.write { try $0.deleteSessions(userID: userID) } == 3)
-                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 1)
-                #expect(try scalar("SELECT COUNT(*) FROM refresh_tokens", in: path) == 0)
+                for idHash in ["web", "app", "app-2"] {
+                    #expect(try store.read { try $0.session(idHash: idHash, now: t0) } == nil, "\(idHash)")
+                }
+                #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "r1", now: t0) } == .unknown)
                 #expect(try store.read { try $0.session(idHash: "other-web", now: t0) } != nil)
                 #expect(try store.read { try $0.user(id: userID) } != nil)
                 #expect(try store.write { try $0.deleteSessions(userID: userID) } == 0)
@@ -54,7 +56,7 @@ extension StorageTests {
 
         @Test("deleting the user deletes its sessions")
         func cascade() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 let user = try store.write { tx in
                     let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
                     try tx.insertSession(session("hash-1", userID: user.id))
@@ -62,7 +64,8 @@ extension StorageTests {
                     return user
                 }
                 #expect(try store.write { try $0.deleteUser(id: user.id) })
-                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 0)
+                #expect(try store.read { try $0.session(idHash: "hash-1", now: t0) } == nil)
+                #expect(try store.read { try $0.session(idHash: "hash-2", now: t0) } == nil)
             }
         }
 
@@ -81,7 +84,7 @@ extension StorageTests {
 
         @Test("deleteExpired removes expired attempts and sessions only")
         func deleteExpired() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 try store.write { tx in
                     let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
                     try tx.insertLoginAttempt(loginAttempt("old", lifetime: 60))
@@ -92,8 +95,9 @@ extension StorageTests {
                 #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 2)
                 #expect(try store.read { try $0.loginAttempt(state: "fresh") } != nil)
                 #expect(try store.read { try $0.session(idHash: "fresh", now: t0 + 60) } != nil)
-                #expect(try scalar("SELECT COUNT(*) FROM login_attempts", in: path) == 1)
-                #expect(try scalar("SELECT COUNT(*) FROM sessions", in: path) == 1)
+                #expect(try store.read { try $0.loginAttempt(state: "old") } == nil)
+                // Kept, the expired session would still be found at t0.
+                #expect(try store.read { try $0.session(idHash: "old", now: t0) } == nil)
             }
         }
     }

@@ -3,13 +3,50 @@ import Synchronization
 import Testing
 @testable import Storage
 
-@Suite("Storage") struct StorageTests {}
+/// Behaviour every `Store` must have, checked only through `any Store`: the same suites
+/// run unchanged against another backend once `TestDatabase.temporary()` can make one.
+@Suite("Store behaviour") struct StoreBehaviour {}
+
+/// What is true of the SQLite store alone: its file, pragmas, migrations and writer.
+@Suite("SQLite store") struct SQLiteStoreSpecifics {}
 
 /// A fixed, whole-second instant: the store keeps unix seconds.
 let t0 = Date(timeIntervalSince1970: 1_750_000_000)
 
-/// A fresh SQLite store in its own temporary directory, removed afterwards.
-func withTemporaryStore(migrated: Bool = true, _ body: (SQLiteStore, _ path: String) throws -> Void) throws {
+/// A database of its own for one test, named by its `BRIDGE_DATABASE` value.
+struct TestDatabase {
+    let url: String
+    fileprivate let directory: URL
+
+    /// A SQLite file in a fresh temporary directory.
+    static func temporary() -> TestDatabase {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storage-tests-\(UUID().uuidString)")
+        return TestDatabase(url: "sqlite:\(directory.path)/bridge.sqlite3", directory: directory)
+    }
+
+    /// Another store on the same database, as a second process would open it.
+    func open() throws -> any Store {
+        try StoreFactory.open(url)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A fresh store (migrated unless told otherwise), removed afterwards.
+func withTemporaryStore(migrated: Bool = true, _ body: (any Store, TestDatabase) throws -> Void) throws {
+    let database = TestDatabase.temporary()
+    defer { database.remove() }
+    let store = try database.open()
+    if migrated {
+        _ = try store.migrate()
+    }
+    try body(store, database)
+}
+
+/// A fresh SQLite store and its file path, for the SQLite-only facts.
+func withTemporarySQLiteStore(migrated: Bool = true, _ body: (SQLiteStore, _ path: String) throws -> Void) throws {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("storage-tests-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -21,16 +58,19 @@ func withTemporaryStore(migrated: Bool = true, _ body: (SQLiteStore, _ path: Str
     try body(store, path)
 }
 
-/// Reads one integer straight from the file, past the Store API.
+/// Reads one integer straight from the file, past the Store API (name the column `value`).
 func scalar(_ sql: String, in path: String) throws -> Int64 {
     let connection = try SQLiteConnection(path: path, setup: "")
-    return try connection.query(sql) { $0.int64(0) }.first ?? 0
+    return try connection.query(sql) { try $0.integer("value") }.first.flatMap { $0 } ?? 0
 }
 
 func tableNames(in path: String) throws -> Set<String> {
     let connection = try SQLiteConnection(path: path, setup: "")
-    return Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+    return Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { try $0.requiredText("name") })
 }
+
+/// Every migration version this build ships.
+let allMigrationVersions = SQLiteMigrations.all.map(\.version)
 
 func appleProfile(sub: String, email: String? = nil, verified: Bool = true, privateRelay: Bool = false,
                   name: String? = nil) -> AppleUserProfile {
@@ -60,7 +100,7 @@ func refreshToken(_ tokenHash: String, family: String, sessionIDHash: String, us
 /// A new Apple user (by `sub`) with one session per hash; returns the user's id.
 @discardableResult
 func userWithSessions(_ sub: String, _ sessionIDHashes: [String], lifetime: TimeInterval = 86_400,
-                      in store: SQLiteStore) throws -> Int64 {
+                      in store: any Store) throws -> Int64 {
     try store.write { tx in
         let user = try tx.upsertAppleUser(appleProfile(sub: sub), now: t0).user
         for idHash in sessionIDHashes {

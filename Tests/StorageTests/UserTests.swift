@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension StorageTests {
+extension StoreBehaviour {
     @Suite("Apple users") struct AppleUsers {
         @Test("upsert creates a user, then finds it by sub")
         func createThenFind() throws {
@@ -93,11 +93,11 @@ extension StorageTests {
 
         @Test("an empty sub is refused and writes nothing")
         func emptySubRefused() throws {
-            try withTemporaryStore { store, path throws in
+            try withTemporaryStore { store, _ throws in
                 #expect(throws: StoreError.self) {
                     try store.write { try $0.upsertAppleUser(appleProfile(sub: ""), now: t0) }
                 }
-                #expect(try scalar("SELECT COUNT(*) FROM users", in: path) == 0)
+                #expect(try store.read { try $0.countUsers() } == 0)
             }
         }
 
@@ -109,6 +109,19 @@ extension StorageTests {
                 #expect(try store.write { try $0.deleteUser(id: user.id) })
                 #expect(try !store.write { try $0.deleteUser(id: user.id) })
                 #expect(try store.read { try $0.user(id: user.id) } == nil)
+            }
+        }
+
+        @Test("a member id is never given out twice: after the newest user is deleted, the next one gets a new id")
+        func idsNeverReused() throws {
+            try withTemporaryStore { store, _ throws in
+                let first = try store.write { try $0.upsertAppleUser(appleProfile(sub: "first"), now: t0).user }
+                let newest = try store.write { try $0.upsertAppleUser(appleProfile(sub: "newest"), now: t0).user }
+                #expect(try store.write { try $0.deleteUser(id: newest.id) })
+                let next = try store.write { try $0.upsertAppleUser(appleProfile(sub: "next"), now: t0).user }
+                #expect(next.id != newest.id)
+                #expect(next.id > newest.id)
+                #expect(try store.read { try $0.user(id: first.id) } == first)
             }
         }
     }

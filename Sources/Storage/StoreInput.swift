@@ -1,0 +1,53 @@
+import Foundation
+
+/// Checks every backend makes before it writes, so that each store refuses the same
+/// values with the same error.
+package enum StoreInput {
+    package static func validate(_ profile: AppleUserProfile) throws {
+        guard !profile.sub.isEmpty else {
+            throw StoreError.invalidArgument("an Apple user needs a non-empty sub")
+        }
+    }
+
+    package static func validate(_ record: AppleTokenRecord) throws {
+        guard !record.encryptedRefreshToken.isEmpty else {
+            throw StoreError.invalidArgument("an Apple token record needs the encrypted token")
+        }
+    }
+
+    package static func validateRevocation(encryptedToken: [UInt8]) throws {
+        guard !encryptedToken.isEmpty else {
+            throw StoreError.invalidArgument("a revocation needs the encrypted token")
+        }
+    }
+}
+
+/// Times as every backend stores them: whole unix seconds in a 64-bit integer.
+package enum StoredTime {
+    /// Whole seconds since 1970, rounded down. A date beyond what 64 bits hold (a token
+    /// claiming to expire in 1e19 seconds) is clamped to the latest or earliest storable
+    /// second: it still compares as far future or far past, and it never traps.
+    /// Not-a-number is refused.
+    package static func unixSeconds(_ date: Date) throws -> Int64 {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard !seconds.isNaN else {
+            throw StoreError.invalidArgument("a time that is not a number")
+        }
+        // 2^63: Double(Int64.max) rounds up to it, one past the largest Int64.
+        let limit = 9_223_372_036_854_775_808.0
+        if seconds >= limit { return .max }
+        if seconds < -limit { return .min }
+        return Int64(seconds)
+    }
+
+    package static func date(fromUnixSeconds seconds: Int64) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+}
+
+/// How long a store keeps records that have no expiry of their own.
+package enum StoreRetention {
+    /// Notification ids: far beyond the `exp` of any notification token, so a replay
+    /// after they are dropped fails verification instead.
+    package static let notificationIDs: TimeInterval = 30 * 24 * 60 * 60
+}

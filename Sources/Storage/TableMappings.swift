@@ -1,0 +1,73 @@
+import Foundation
+
+// One named mapping per table: the column names every backend's schema uses and the
+// model value a row of them becomes.
+
+extension TableMapping where Model == User {
+    package static let users = TableMapping(table: "users", columns: [
+        "id", "provider", "provider_user_id", "email", "is_private_email", "email_verified",
+        "display_name", "created_at", "updated_at", "email_forwarding_enabled",
+    ]) { row in
+        User(id: try row.requiredInteger("id"), provider: try row.requiredText("provider"),
+             providerUserID: try row.requiredText("provider_user_id"), email: try row.text("email"),
+             isPrivateEmail: try row.bool("is_private_email"), emailVerified: try row.bool("email_verified"),
+             displayName: try row.text("display_name"), createdAt: try row.date("created_at"),
+             updatedAt: try row.date("updated_at"), emailForwardingEnabled: try row.bool("email_forwarding_enabled"))
+    }
+}
+
+extension TableMapping where Model == LoginAttempt {
+    package static let loginAttempts = TableMapping(table: "login_attempts", columns: [
+        "state", "nonce", "binding_hash", "created_at", "expires_at", "consumed_at",
+    ]) { row in
+        LoginAttempt(state: try row.requiredText("state"), nonce: try row.requiredText("nonce"),
+                     bindingHash: try row.requiredText("binding_hash"), createdAt: try row.date("created_at"),
+                     expiresAt: try row.date("expires_at"), consumedAt: try row.optionalDate("consumed_at"))
+    }
+}
+
+extension TableMapping where Model == Session {
+    package static let sessions = TableMapping(table: "sessions", columns: [
+        "id_hash", "user_id", "flow", "nonce_verified", "created_at", "expires_at",
+    ]) { row in
+        Session(idHash: try row.requiredText("id_hash"), userID: try row.requiredInteger("user_id"),
+                flow: try row.requiredText("flow"), nonceVerified: try row.bool("nonce_verified"),
+                createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"))
+    }
+}
+
+extension TableMapping where Model == RefreshToken {
+    /// Also the columns of `revoked_refresh_tokens`, which keeps a revoked family's tokens.
+    package static let refreshTokens = TableMapping(table: "refresh_tokens", columns: [
+        "token_hash", "family_id", "session_id_hash", "user_id", "created_at", "expires_at", "rotated_at",
+    ]) { row in
+        RefreshToken(tokenHash: try row.requiredText("token_hash"), familyID: try row.requiredText("family_id"),
+                     sessionIDHash: try row.requiredText("session_id_hash"),
+                     userID: try row.requiredInteger("user_id"), createdAt: try row.date("created_at"),
+                     expiresAt: try row.date("expires_at"), rotatedAt: try row.optionalDate("rotated_at"))
+    }
+}
+
+extension TableMapping where Model == AppleTokenRecord {
+    package static let appleTokens = TableMapping(table: "apple_tokens", columns: [
+        "user_id", "client_id", "encrypted_refresh_token", "updated_at",
+    ]) { row in
+        AppleTokenRecord(userID: try row.requiredInteger("user_id"), clientID: try row.requiredText("client_id"),
+                         encryptedRefreshToken: try row.requiredBlob("encrypted_refresh_token"),
+                         updatedAt: try row.date("updated_at"))
+    }
+}
+
+extension TableMapping where Model == PendingRevocation {
+    package static let pendingRevocations = TableMapping(table: "pending_revocations", columns: [
+        "id", "client_id", "encrypted_token", "token_type_hint", "attempts", "next_attempt_at", "last_error",
+        "created_at",
+    ]) { row in
+        PendingRevocation(id: try row.requiredInteger("id"), clientID: try row.requiredText("client_id"),
+                          encryptedToken: try row.requiredBlob("encrypted_token"),
+                          tokenTypeHint: try row.requiredText("token_type_hint"),
+                          attempts: Int(try row.requiredInteger("attempts")),
+                          nextAttemptAt: try row.date("next_attempt_at"), lastError: try row.text("last_error"),
+                          createdAt: try row.date("created_at"))
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension SQLiteStoreSpecifics {
+    @Suite("WAL checkpoints") struct Checkpoints {
+        static func size(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+        }
+
+        static func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date() + seconds
+            while Date() < deadline {
+                if condition() { return true }
+                usleep(20_000)
+            }
+            return condition()
+        }
+
+        @Test("the background checkpointer keeps the WAL bounded under a stream of writes, and empties it when idle")
+        func walStaysBounded() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let path = String(database.url.dropFirst("sqlite:".count))
+            let timing = SQLiteCheckpointer.Timing(interval: .milliseconds(20), idleAfter: .milliseconds(200),
+                                                   walFrameLimit: 256)
+            let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: timing)
+            _ = try store.migrate()
+            // 4,000 commits of an 8 KiB row each: over 32 MiB of WAL if nothing checkpointed it. The file
+            // keeps its high-water size when the WAL starts over, so this bounds its peak.
+            let bulky = String(repeating: "x", count: 8_192)
+            var largest = 0
+            for index in 0..<4_000 {
+                try store.write { tx in
+                    try tx.insertLoginAttempt(LoginAttempt(state: "s\(index)", nonce: bulky, bindingHash: "b",
+                                                           createdAt: t0, expiresAt: t0 + 600))
+                }
+                largest = max(largest, Self.size(path + "-wal"))
+            }
+            #expect(store.checkpointCount > 0)
+            #expect(largest < 24 * 1024 * 1024, "largest WAL: \(largest) bytes")
+            #expect(Self.waitFor(seconds: 5) { Self.size(path + "-wal") == 0 }, "WAL after idle: \(Self.size(path + "-wal"))")
+            #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == bulky)
+        }
+
+        @Test("closing the store stops the checkpointer and closes every connection")
+        func stopsCleanly() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let path = String(database.url.dropFirst("sqlite:".count))
+            do {
+                let store = try SQLiteStore(path: path)
+                _ = try store.migrate()
+                try store.write { try $0.insertLoginAttempt(loginAttempt("s")) }
+                #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+            }
+            // SQLite removes the WAL when its last connection closes.
+            #expect(Self.waitFor(seconds: 5) { !FileManager.default.fileExists(atPath: path + "-wal") })
+            #expect(try SQLiteStore(path: path).read { try $0.loginAttempt(state: "s") } != nil)
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension StoreBehaviour.Transactions {
+    @Test("32 concurrent writers, every other one throwing: the others commit, the throwers leave nothing")
+    func concurrentWritersSomeThrow() throws {
+        try withTemporaryStore { store, _ throws in
+            let outcomes = Collected<String>()
+            onThreads(32) { thread in
+                do {
+                    try store.write { tx in
+                        try tx.insertLoginAttempt(loginAttempt("w\(thread)"))
+                        if thread.isMultiple(of: 2) { throw Abort() }
+                    }
+                    outcomes.append("ok")
+                } catch is Abort {
+                    outcomes.append("abort")
+                } catch {
+                    outcomes.append("error: \(error)")
+                }
+            }
+            #expect(outcomes.all.filter { $0 == "ok" }.count == 16)
+            #expect(outcomes.all.filter { $0 == "abort" }.count == 16)
+            let written = try store.read { tx in try (0..<32).filter { try tx.loginAttempt(state: "w\($0)") != nil } }
+            #expect(written == (0..<32).filter { !$0.isMultiple(of: 2) })
+        }
+    }
+}
+
+extension SQLiteStoreSpecifics {
+    @Suite("Group commit") struct GroupCommit {
+        static let oneBigBatch = SQLiteGroupCommit.Limits(maxWrites: 1_000, maxDuration: .seconds(30))
+
+        /// Runs `first` holding the writer until `others` more writes wait, then `others`
+        /// writes on their own threads: all of them land in one batch.
+        static func oneBatch(_ store: SQLiteStore, others: Int, first: @escaping @Sendable (any StoreTransaction) throws -> Void,
+                             other: @escaping @Sendable (Int, any StoreTransaction) throws -> Void) -> [String] {
+            let outcomes = Collected<String>()
+            let holding = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            @Sendable func record(_ name: String, _ write: () throws -> Void) {
+                do { try write(); outcomes.append("\(name) ok") } catch is Abort { outcomes.append("\(name) abort") } catch {
+                    outcomes.append("\(name) error: \(error)")
+                }
+            }
+            done.enter()
+            Thread {
+                record("first") {
+                    try store.write { tx in
+                        holding.signal()
+                        let deadline = Date() + 10
+                        while store.waitingWriterCount < others, Date() < deadline { usleep(1_000) }
+                        try first(tx)
+                    }
+                }
+                done.leave()
+            }.start()
+            holding.wait()
+            for index in 0..<others {
+                done.enter()
+                Thread {
+                    record("\(index)") { try store.write { try other(index, $0) } }
+                    done.leave()
+                }.start()
+            }
+            done.wait()
+            return outcomes.all
+        }
+
+        @Test("writes waiting together share one COMMIT; a thrower among them rolls back only its own writes")
+        func batchedWithSavepoints() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
+                                        batchLimits: Self.oneBigBatch, checkpointTiming: .init())
+            _ = try store.migrate()
+            let before = store.committedBatchCount
+            let outcomes = Self.oneBatch(store, others: 8, first: { try $0.insertLoginAttempt(loginAttempt("first")) }) { index, tx in
+                try tx.insertLoginAttempt(loginAttempt("other-\(index)"))
+                if index.isMultiple(of: 3) { throw Abort() }
+            }
+            #expect(store.committedBatchCount - before == 1)
+            #expect(outcomes.filter { $0.hasSuffix(" abort") }.count == 3)
+            #expect(outcomes.filter { $0.hasSuffix(" ok") }.count == 6)
+            let kept = try store.read { tx in try (0..<8).filter { try tx.loginAttempt(state: "other-\($0)") != nil } }
+            #expect(kept == [1, 2, 4, 5, 7])
+            #expect(try store.read { try $0.loginAttempt(state: "first") } != nil)
+        }
+
+        @Test("a failing COMMIT fails every caller of its batch, keeps none of their writes, and the store goes on")
+        func failingCommitFailsTheBatch() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
+                                        batchLimits: Self.oneBigBatch, checkpointTiming: .init())
+            _ = try store.migrate()
+            // A foreign key checked only at COMMIT: the session names a user that does not exist.
+            let outcomes = Self.oneBatch(store, others: 5, first: { tx in
+                try (tx as? SQLiteTransaction)?.connection.run("PRAGMA defer_foreign_keys = ON")
+                try tx.insertSession(session("orphan", userID: 999))
+            }) { index, tx in
+                try tx.insertLoginAttempt(loginAttempt("other-\(index)"))
+            }
+            #expect(outcomes.count == 6)
+            #expect(outcomes.allSatisfy { $0.contains("error: database conflict: FOREIGN KEY constraint failed") }, "\(outcomes)")
+            let kept = try store.read { tx in try (0..<5).filter { try tx.loginAttempt(state: "other-\($0)") != nil } }
+            #expect(kept == [])
+            try store.write { try $0.insertLoginAttempt(loginAttempt("after")) }
+            #expect(try store.read { try $0.loginAttempt(state: "after") } != nil)
+        }
+    }
+}
