@@ -20,16 +20,27 @@ public struct Logger: Sendable {
     public static let silent = Logger(minimumLevel: .error, sink: { _ in })
 
     public static func standardError(_ line: String) {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
+        var line = line
+        line.append("\n")
         // One write call per line keeps lines from different threads whole.
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
     }
 
     public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= minimumLevel else { return }
-        var line = "time=\(Logger.timestamp()) level=\(level.name) event=\(Logger.quoted(event))"
-        for (key, value) in fields { line += " \(key)=\(Logger.quoted(value))" }
+        var line = "time="
+        line.reserveCapacity(160)
+        Logger.appendTimestamp(to: &line)
+        line += " level="
+        line += level.name
+        line += " event="
+        line += Logger.quoted(event)
+        for (key, value) in fields {
+            line += " "
+            line += key
+            line += "="
+            line += Logger.quoted(value)
+        }
         sink(line)
     }
 
@@ -72,23 +83,39 @@ public struct Logger: Sendable {
     }
 
     static func timestamp() -> String {
+        var text = ""
+        appendTimestamp(to: &text)
+        return text
+    }
+
+    /// Appends the current UTC time as `2026-01-31T23:59:59.123Z`, formatted by hand into bytes:
+    /// `String(format:)` or a String per number costs more than the rest of a small request.
+    static func appendTimestamp(to text: inout String) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var parts = tm()
         var seconds = now.tv_sec
         gmtime_r(&seconds, &parts)
-        // Formatted by hand: String(format:) costs more than the rest of a small request.
-        var text = ""
-        text.reserveCapacity(24)
-        func digits(_ value: Int, _ width: Int) {
-            let string = String(value)
-            if string.count < width { text += String(repeating: "0", count: width - string.count) }
-            text += string
+        let formatted = String(unsafeUninitializedCapacity: 24) { buffer in
+            var index = 0
+            func put(_ value: Int32, _ width: Int, _ separator: UInt8) {
+                var value = Int(value)
+                for position in stride(from: width - 1, through: 0, by: -1) {
+                    buffer[index + position] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                buffer[index + width] = separator
+                index += width + 1
+            }
+            put(parts.tm_year + 1900, 4, UInt8(ascii: "-"))
+            put(parts.tm_mon + 1, 2, UInt8(ascii: "-"))
+            put(parts.tm_mday, 2, UInt8(ascii: "T"))
+            put(parts.tm_hour, 2, UInt8(ascii: ":"))
+            put(parts.tm_min, 2, UInt8(ascii: ":"))
+            put(parts.tm_sec, 2, UInt8(ascii: "."))
+            put(Int32(now.tv_nsec / 1_000_000), 3, UInt8(ascii: "Z"))
+            return index
         }
-        digits(Int(parts.tm_year) + 1900, 4); text += "-"; digits(Int(parts.tm_mon) + 1, 2); text += "-"
-        digits(Int(parts.tm_mday), 2); text += "T"; digits(Int(parts.tm_hour), 2); text += ":"
-        digits(Int(parts.tm_min), 2); text += ":"; digits(Int(parts.tm_sec), 2); text += "."
-        digits(Int(now.tv_nsec / 1_000_000), 3); text += "Z"
-        return text
+        text += formatted
     }
 }

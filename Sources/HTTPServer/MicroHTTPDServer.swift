@@ -222,7 +222,9 @@ enum MicroHTTPDCallbacks {
             pending.tracked = tracked
             deadlines.awaitBody(tracked)
         }
-        pending.peerIsTrustedProxy = context.trustsForwardedFor(pending.remoteAddress)
+        // Trust matters only for X-Forwarded-For; without one the client is the peer either way.
+        pending.peerIsTrustedProxy = pending.headers.contains("X-Forwarded-For")
+            && context.trustsForwardedFor(pending.remoteAddress)
         if let problem = RequestFraming.problem(in: pending.headers) {
             var refused = context.refusal(pending.path, 400, problem)
             refused.headers.set("Connection", "close")
@@ -233,7 +235,7 @@ enum MicroHTTPDCallbacks {
         }
         // A direct client's connections are capped by libmicrohttpd's per-IP limit (and it has at most one
         // request in flight per connection); only clients behind a trusted proxy need counting here.
-        if context.clientLimiter.isEnabled && pending.peerIsTrustedProxy && pending.headers.contains("X-Forwarded-For") {
+        if context.clientLimiter.isEnabled && pending.peerIsTrustedProxy {
             let client = Request.clientAddress(peer: pending.remoteAddress, trustedProxy: pending.peerIsTrustedProxy,
                                                headers: pending.headers)
             guard context.clientLimiter.admit(client) else {
@@ -347,9 +349,10 @@ enum MicroHTTPDCallbacks {
             pending.query.append(String(cString: key), value.map { String(cString: $0) } ?? "")
             return .YES
         }, target)
-        var address = [CChar](repeating: 0, count: 64)
-        if bridge_mhd_client_address(connection, &address, address.count) == 0 {
-            pending.remoteAddress = address.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { address in
+            if bridge_mhd_client_address(connection, address.baseAddress!, address.count) == 0 {
+                pending.remoteAddress = String(cString: address.baseAddress!)
+            }
         }
     }
 }

@@ -11,7 +11,8 @@ public struct Request: Sendable {
     /// `OffListenerRequired`); false on a listener thread.
     public var isOffListener = false
     /// Whether the peer is a proxy whose X-Forwarded-For is believed. The listener sets it from
-    /// `ServerConfiguration.trustsForwardedFor`; a request made in code trusts a loopback peer.
+    /// `ServerConfiguration.trustsForwardedFor` when the request carries X-Forwarded-For (else it does not
+    /// matter and stays false); a request made in code trusts a loopback peer.
     public var peerIsTrustedProxy: Bool
 
     public init(method: String, path: String, query: FormFields = FormFields(),

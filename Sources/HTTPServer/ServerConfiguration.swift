@@ -10,6 +10,7 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeoutSeconds: Int
     public var maxBodySize: Int
     /// Bytes per connection for headers and buffers; headers larger than this are refused by libmicrohttpd.
+    /// libmicrohttpd zeroes this memory before every request on a connection, so it is kept at its default.
     public var connectionMemoryLimit: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownGraceSeconds: Double
@@ -35,7 +36,7 @@ public struct ServerConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 8080, threadPoolSize: Int = 0, connectionLimit: Int = 4096,
                 perIPConnectionLimit: Int = 1024, idleTimeoutSeconds: Int = 30, maxBodySize: Int = 64 * 1024,
-                connectionMemoryLimit: Int = 64 * 1024, shutdownGraceSeconds: Double = 10) {
+                connectionMemoryLimit: Int = 32 * 1024, shutdownGraceSeconds: Double = 10) {
         self.host = host
         self.port = port
         self.threadPoolSize = threadPoolSize

@@ -51,3 +51,16 @@ struct LoggerTests {
         #expect(lines.first?.contains("path=\"/x\\r\\ntime=") == true)
     }
 }
+
+@Suite("Logger timestamps")
+struct LoggerTimestampTests {
+    @Test("timestamps are ISO 8601 UTC with milliseconds and within a second of now")
+    func format() throws {
+        let stamp = Logger.timestamp()
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let parsed = try #require(parser.date(from: stamp))
+        #expect(stamp.count == 24)
+        #expect(abs(parsed.timeIntervalSinceNow) < 2)
+    }
+}
