@@ -14,7 +14,7 @@ func fuzzForms(_ input: UnsafeBufferPointer<UInt8>) {
 }
 
 private func checkForm(_ bytes: UnsafeBufferPointer<UInt8>) {
-    let fields = FormFields(urlEncoded: bytes)
+    let fields = FormFields(urlEncoded: Array(bytes))
     let encoded = fields.urlEncoded
     let reparsed = FormFields(urlEncoded: encoded)
     guard reparsed == fields else { fatalError("form round trip changed \(fields.pairs) into \(reparsed.pairs)") }
