@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -63,3 +64,26 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// --- Fuzz targets (scripts/fuzz) ---------------------------------------------------------------------------
+// Declared only when scripts/fuzz builds them (with libFuzzer and AddressSanitizer, in .build-fuzz), so the
+// normal build and tests never see them. Each target names the product modules it fuzzes: when code moves to
+// another module, change the module name here.
+if Context.environment["ASB_FUZZ_TARGETS"] == "1" {
+    let fuzzTargets: [(name: String, folder: String, modules: [String])] = [
+        ("FuzzJSON", "JSON", ["JSON"]),
+        ("FuzzJWS", "JWS", ["JSON", "JOSE", "AppleID"]),
+        ("FuzzForms", "Forms", ["HTTPServer"]),
+        ("FuzzRequest", "Request", ["HTTPServer"]),
+        ("FuzzMustache", "Mustache", ["Mustache"]),
+    ]
+    package.targets.append(.target(name: "CFuzzDriver", path: "Fuzz/Driver"))
+    for target in fuzzTargets {
+        // Corpus and reproducers live beside the code; SwiftPM warns about excluding a folder that is absent.
+        let folder = Context.packageDirectory + "/Fuzz/" + target.folder
+        let data = ["corpus", "crashes"].filter { FileManager.default.fileExists(atPath: folder + "/" + $0) }
+        package.targets.append(.executableTarget(
+            name: target.name, dependencies: (target.modules + ["CFuzzDriver"]).map { .target(name: $0) },
+            path: "Fuzz/" + target.folder, exclude: data))
+    }
+}
