@@ -86,7 +86,7 @@ struct JSONErrorPresenter: ErrorPresenter {
         case .nonceExpired: Body(status: 401, code: "nonce_expired", message: "The nonce has expired; request a new one from /api/auth/nonce.")
         case .nonceAlreadyUsed: Body(status: 409, code: "nonce_already_used", message: "This nonce was already used for a sign-in.")
         case .nonceRequired:
-            Body(status: 401, code: "nonce_required", message: "A token for the web Services ID needs a nonce from /api/auth/nonce.")
+            Body(status: 401, code: "nonce_required", message: "This token carries a nonce: send the value it was made from as nonce (a token for the web Services ID needs one from /api/auth/nonce).")
         }
     }
 

@@ -28,6 +28,8 @@ struct AppleRedirect: Sendable {
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
     let signInService: SignInService
+    /// APPLE_REQUIRE_NONCE: a bundle-ID token without a `nonce` claim is refused here too.
+    let requireNonce: Bool
     let pages: Pages
     let webErrors: WebErrorPresenter
     let metrics: Metrics
@@ -49,7 +51,8 @@ struct AppleRedirect: Sendable {
         let identity: AppleIdentity
         do {
             identity = try verifier.verify(idToken, context: VerificationContext(expectedNonce: attempt.nonce,
-                                                                                   authorizationCode: fields["code"]))
+                                                                                   authorizationCode: fields["code"],
+                                                                                   requireNonce: requireNonce))
         } catch {
             throw SignInFailure.tokenRejected(error)
         }
