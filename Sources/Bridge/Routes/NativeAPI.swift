@@ -40,7 +40,7 @@ struct NativeAPI: Sendable {
         guard let idToken = Self.firstString(body, Self.idTokenFields) else { throw APIError.missingIDToken }
         let code = Self.firstString(body, Self.codeFields)
         let nonce = Self.firstString(body, ["nonce"])
-        if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.count > 200 { throw APIError.invalidDeviceID }
+        if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.unicodeScalars.count > 200 { throw APIError.invalidDeviceID }
         let identity = try verify(idToken, nonce: nonce, code: code)
         // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
         // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it.
