@@ -19,6 +19,9 @@ public final class BridgeServer {
         var listener = server ?? ServerConfiguration()
         listener.host = app.configuration.host
         listener.port = app.configuration.port
+        // Trusted-proxy hook: the listener's per-client connection cap is to count clients as
+        // `app.clientAddressResolver` names them (BRIDGE_TRUSTED_PROXIES), not by the proxy's own address. Pass it
+        // into `listener` here once ServerConfiguration takes such a resolver.
         http = HTTPServer(configuration: listener, responder: app.makeResponder(), logger: logger,
                           refusal: app.refusalResponse)
         // Housekeeping: expired rows, and Apple revocations that failed before (retried with backoff).

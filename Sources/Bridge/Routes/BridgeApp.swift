@@ -9,6 +9,8 @@ public final class BridgeApp: Sendable {
     public let store: any Store
     public let apple: AppleServices
     public let metrics: Metrics
+    /// Who a request comes from, believing `X-Forwarded-For` only from BRIDGE_TRUSTED_PROXIES.
+    let clientAddresses: ClientAddresses
     let groups: RouteGroups
     let endpoints: Endpoints
     let pages: Pages
@@ -25,14 +27,17 @@ public final class BridgeApp: Sendable {
         guard let secretKey = configuration.secretKey else { throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing") }
         let secrets = try ServerSecrets(secretKey: secretKey)
         let metrics = Metrics()
+        let clientAddresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
-                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock))
+                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock,
+                                                                 clientAddresses: clientAddresses))
         self.configuration = configuration
         self.store = store
         self.apple = apple
         self.metrics = metrics
+        self.clientAddresses = clientAddresses
         groups = RouteGroups(services)
         endpoints = try Endpoints(services, publicDirectory: resourcesDirectory + "/Public")
         self.pages = pages
@@ -68,6 +73,13 @@ public final class BridgeApp: Sendable {
         let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
                                         plainTextErrors: groups.plainTextErrors)
         return SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy, sessionCookieNames: [CookieNames.session])
+    }
+
+    /// The client address of a connection from `peer` with these `X-Forwarded-For` fields, for the listener's
+    /// per-client limits: the same answer the rate limiter uses.
+    public var clientAddressResolver: @Sendable (_ peer: String, _ forwardedFor: [String]) -> String {
+        let clientAddresses = clientAddresses
+        return { peer, forwardedFor in clientAddresses.clientAddress(peer: peer, forwardedFor: forwardedFor) }
     }
 
     /// The listener's own refusals (413), shaped like every other error and with the same security headers.
