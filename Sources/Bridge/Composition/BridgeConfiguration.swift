@@ -179,8 +179,9 @@ public struct BridgeConfiguration: Sendable {
               apple.host != nil else {
             throw ConfigurationError("APPLE_ID_URL", "must be an absolute URL such as https://appleid.apple.com (got \"\(appleIDURL)\")")
         }
-        if mode == .production && appleScheme != "https" {
-            throw ConfigurationError("APPLE_ID_URL", "must use https outside development mode (got \"\(appleIDURL)\")")
+        // Plain http only on loopback: a local stand-in for Apple when staging, never across a network.
+        if mode == .production && appleScheme != "https" && !isLoopback(apple.host ?? "") {
+            throw ConfigurationError("APPLE_ID_URL", "must use https outside development mode, except on loopback (got \"\(appleIDURL)\")")
         }
         if appleIDURL.hasSuffix("/") { appleIDURL.removeLast() }
 
@@ -231,8 +232,9 @@ public struct BridgeConfiguration: Sendable {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
+    /// `localhost`, an address in 127.0.0.0/8, or ::1; a name that merely starts with "127." is not.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        host.lowercased() == "localhost" || AddressRange.loopback.contains { $0.contains(host) }
     }
 
     static func isClientID(_ id: String) -> Bool {
