@@ -1,8 +1,11 @@
 import Foundation
 
-/// The settings of a deployment in front of the service. BRIDGE_TRUSTED_PROXIES is a comma list of addresses and
+/// The settings of a deployment in front of the service: which proxies are believed and the token `/metrics`
+/// requires. BRIDGE_TRUSTED_PROXIES is a comma list of addresses and
 /// CIDR networks, `none` to believe no proxy, or unset for loopback (a proxy on the same host).
 extension BridgeConfiguration {
+    static let minimumMetricsTokenLength = 16
+
     static func trustedProxies(_ settings: Settings) throws(ConfigurationError) -> [AddressRange] {
         guard let list = settings.value("BRIDGE_TRUSTED_PROXIES") else { return AddressRange.loopback }
         if list.lowercased() == "none" { return [] }
@@ -14,5 +17,15 @@ extension BridgeConfiguration {
             ranges.append(range)
         }
         return ranges
+    }
+
+    static func metricsToken(_ settings: Settings) throws(ConfigurationError) -> String? {
+        guard let token = settings.value("BRIDGE_METRICS_TOKEN") else { return nil }
+        // The characters of an RFC 6750 bearer token, so a scraper can send it as one.
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
+        guard token.count >= minimumMetricsTokenLength, token.allSatisfy({ allowed.contains($0) }) else {
+            throw ConfigurationError("BRIDGE_METRICS_TOKEN", "must be at least \(minimumMetricsTokenLength) characters of A-Z a-z 0-9 - . _ ~ + / = (try: openssl rand -hex 24)")
+        }
+        return token
     }
 }

@@ -29,6 +29,8 @@ public struct BridgeConfiguration: Sendable {
     public var requireNonce: Bool
     /// Peers whose `X-Forwarded-For` is believed (BRIDGE_TRUSTED_PROXIES): reverse proxies in front of the service.
     var trustedProxies: [AddressRange]
+    /// The Bearer token `GET /metrics` requires (BRIDGE_METRICS_TOKEN); nil leaves it open.
+    public var metricsToken: String?
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -43,7 +45,7 @@ public struct BridgeConfiguration: Sendable {
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
-        "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES",
+        "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
     ]
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -76,6 +78,7 @@ public struct BridgeConfiguration: Sendable {
         useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
         requireNonce = try Self.flag(values, "APPLE_REQUIRE_NONCE")
         trustedProxies = try Self.trustedProxies(settings)
+        metricsToken = try Self.metricsToken(settings)
     }
 
     /// The raw values, blank ones read as unset.

@@ -64,7 +64,7 @@ public final class BridgeApp: Sendable {
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
-        router.add("GET", "/metrics", operations.endpoint { [metrics, keys] _ in
+        router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys] _ in
             var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)]))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
