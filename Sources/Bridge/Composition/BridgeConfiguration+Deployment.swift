@@ -1,7 +1,7 @@
 import Foundation
 
-/// The settings of a deployment in front of the service: which proxies are believed and the token `/metrics`
-/// requires. BRIDGE_TRUSTED_PROXIES is a comma list of addresses and
+/// The settings of a deployment in front of the service: which proxies are believed, which origins may call
+/// the API from JavaScript, and the token `/metrics` requires. BRIDGE_TRUSTED_PROXIES is a comma list of addresses and
 /// CIDR networks, `none` to believe no proxy, or unset for loopback (a proxy on the same host).
 extension BridgeConfiguration {
     static let minimumMetricsTokenLength = 16
@@ -27,5 +27,25 @@ extension BridgeConfiguration {
             throw ConfigurationError("BRIDGE_METRICS_TOKEN", "must be at least \(minimumMetricsTokenLength) characters of A-Z a-z 0-9 - . _ ~ + / = (try: openssl rand -hex 24)")
         }
         return token
+    }
+
+    static func corsOrigins(_ settings: Settings) throws(ConfigurationError) -> [String] {
+        let origins = (settings.value("BRIDGE_CORS_ORIGINS") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if let bad = origins.first(where: { !isOrigin($0) }) {
+            throw ConfigurationError("BRIDGE_CORS_ORIGINS", "must be a comma list of exact origins, scheme://host[:port] without a path, such as https://app.example.com (got \"\(bad)\")")
+        }
+        return origins
+    }
+
+    /// `scheme://host[:port]` exactly as a browser sends it in `Origin`: lower-case scheme and host, no path,
+    /// query, fragment or user.
+    static func isOrigin(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme, let host = url.host, !host.isEmpty,
+              url.user == nil, url.password == nil, url.path.isEmpty, url.query == nil, url.fragment == nil,
+              text == text.lowercased() else { return false }
+        let port = url.port.map { ":\($0)" } ?? ""
+        let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return text == "\(scheme)://\(shownHost)\(port)"
     }
 }

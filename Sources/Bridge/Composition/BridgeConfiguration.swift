@@ -31,6 +31,8 @@ public struct BridgeConfiguration: Sendable {
     var trustedProxies: [AddressRange]
     /// The Bearer token `GET /metrics` requires (BRIDGE_METRICS_TOKEN); nil leaves it open.
     public var metricsToken: String?
+    /// Origins whose JavaScript may call `/api/auth/*` and `/api/me` (BRIDGE_CORS_ORIGINS); empty: no CORS.
+    public var corsOrigins: [String]
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -46,6 +48,7 @@ public struct BridgeConfiguration: Sendable {
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
         "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
+        "BRIDGE_CORS_ORIGINS",
     ]
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -79,6 +82,7 @@ public struct BridgeConfiguration: Sendable {
         requireNonce = try Self.flag(values, "APPLE_REQUIRE_NONCE")
         trustedProxies = try Self.trustedProxies(settings)
         metricsToken = try Self.metricsToken(settings)
+        corsOrigins = try Self.corsOrigins(settings)
     }
 
     /// The raw values, blank ones read as unset.

@@ -63,6 +63,11 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/api/auth/logout", api.authenticated(native.logout))
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
+        if groups.api.cors.isEnabled {
+            let apiMethods = [("/api/auth/nonce", ["POST"]), ("/api/auth/apple", ["POST"]), ("/api/auth/refresh", ["POST"]),
+                              ("/api/auth/logout", ["POST"]), ("/api/me", ["GET", "DELETE"])]
+            for (path, methods) in apiMethods { router.add("OPTIONS", path, api.preflight(allowing: methods)) }
+        }
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
         router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys] _ in
             var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)]))
