@@ -63,7 +63,7 @@ struct AppleRedirect: Sendable {
             displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
         var response = Response.redirect(to: "/session")
         response.setCookie(BrowserSessions.cookie(sessionID: signedIn.sessionID))
-        response.setCookie(.expired(CookieNames.binding(forState: state), path: CookieNames.bindingPath, sameSite: .none))
+        response.setCookie(.expired(CookieNames.binding(forState: state), path: "/", sameSite: .none))
         return response
     }
 

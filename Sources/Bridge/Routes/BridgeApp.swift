@@ -77,7 +77,9 @@ public final class BridgeApp: Sendable {
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
         let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
                                         plainTextErrors: groups.plainTextErrors)
-        return SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy, sessionCookieNames: [CookieNames.session])
+        let browserHeaders = SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy,
+                                             sessionCookieNames: [CookieNames.session])
+        return StrictTransportSecurity(browserHeaders, isEnabled: configuration.isHTTPS)
     }
 
     /// The client address of a connection from `peer` with these `X-Forwarded-For` fields, for the listener's
@@ -89,15 +91,18 @@ public final class BridgeApp: Sendable {
 
     /// The listener's own refusals (413), shaped like every other error and with the same security headers.
     public var refusalResponse: HTTPServer.Refusal {
-        let (pages, policy) = (pages, contentSecurityPolicy)
+        let (pages, policy, isHTTPS) = (pages, contentSecurityPolicy, configuration.isHTTPS)
         return { path, status, message in
+            var response: Response
             if UnroutedRequests.isJSONPath(path) {
-                return JSONErrorPresenter.Body(status: status, code: HTTPErrorCode.code(for: status), message: message).response
+                response = JSONErrorPresenter.Body(status: status, code: HTTPErrorCode.code(for: status), message: message).response
+            } else {
+                response = pages.error(status: status, heading: HTTPError.reasonPhrase(status), message: message, retryURL: nil)
+                if response.isHTML {
+                    SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
+                }
             }
-            var response = pages.error(status: status, heading: HTTPError.reasonPhrase(status), message: message, retryURL: nil)
-            if response.isHTML {
-                SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
-            }
+            if isHTTPS { response.headers.set("Strict-Transport-Security", StrictTransportSecurity<Router>.headerValue) }
             return response
         }
     }

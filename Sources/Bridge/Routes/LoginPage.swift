@@ -43,7 +43,7 @@ struct LoginPage: Sendable {
         ])
         // SameSite=None: Apple's form_post is a cross-site POST, which a Lax cookie would not accompany.
         response.setCookie(Cookie(name: CookieNames.binding(forState: state), value: binding,
-                                  path: CookieNames.bindingPath, maxAge: Int(Self.attemptLifetime),
+                                  path: "/", maxAge: Int(Self.attemptLifetime),
                                   secure: true, httpOnly: true, sameSite: .none))
         metrics.increment("bridge_login_attempts_total")
         return response
