@@ -17,7 +17,7 @@ struct CallbackRejectionTests {
         let usersBefore = try harness.userCount()
         let response = try browser.post("/apple_redirect", form: try fields(login))
         #expect(response.status == status)
-        #expect(response.setCookieHeader("__Host-asb_session") == nil)
+        #expect(response.setCookieHeader("asb_session") == nil)
         let page = HTMLDocument(response.text)
         #expect(page.first("//h1")?.text.contains(heading) == true, "heading was: \(page.first("//h1")?.text ?? "none")")
         if let reason { #expect(page.text.contains(reason), "page text: \(page.text)") }
@@ -189,7 +189,7 @@ struct CallbackRejectionTests {
                                                headers: [("Content-Type", "application/x-www-form-urlencoded")] + cookies,
                                                body: FormFields(fields).urlEncoded)
         #expect(replay.status == 400)
-        #expect(replay.setCookieHeader("__Host-asb_session") == nil)
+        #expect(replay.setCookieHeader("asb_session") == nil)
         #expect(HTMLDocument(replay.text).text.contains("already used"))
         #expect(try harness.userCount() == 1)
     }
@@ -234,7 +234,7 @@ struct CallbackRejectionTests {
         let browser = TestBrowser(harness)
         let login = try browser.openLogin()
         let fields = try browser.authorizeAtApple(login)
-        let name = try #require(browser.cookies.keys.first { $0.hasPrefix("__Host-asb_bind_") })
+        let name = try #require(browser.cookies.keys.first { $0.hasPrefix("asb_bind_") })
         let response = try RawHTTPClient.request(
             port: harness.port, method: "POST", path: "/apple_redirect",
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "\(name)=forged")],
@@ -254,7 +254,7 @@ struct CallbackRejectionTests {
         let page = HTMLDocument(response.text)
         #expect(page.first("//h1")?.text.contains("Sign-in cancelled") == true)
         #expect(page.first("//a[@href='/login']") != nil)
-        #expect(response.setCookieHeader("__Host-asb_session") == nil)
+        #expect(response.setCookieHeader("asb_session") == nil)
         #expect(try harness.userCount() == 0)
     }
 

@@ -151,7 +151,7 @@ struct ExecutableTests {
         #expect(health?.status == 200)
         #expect(health?.text == "{\"status\":\"ok\"}")
         _ = try? RawHTTPClient.request(port: port, method: "POST", path: "/apple_redirect?state=s3cr3t-state&id_token=eyJsecret",
-                                       headers: [("Cookie", "__Host-asb_session=cookie-secret")])
+                                       headers: [("Cookie", "asb_session=cookie-secret")])
         kill(running.process.processIdentifier, SIGTERM)
         let result = running.wait()
         #expect(result.status == 0)

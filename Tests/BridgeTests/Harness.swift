@@ -167,7 +167,7 @@ final class TestBrowser {
 
     func forget(_ name: String) { cookies[name] = nil }
     func set(_ name: String, _ cookie: StoredCookie) { cookies[name] = cookie }
-    func forgetBindingCookies() { cookies = cookies.filter { !$0.key.hasPrefix("__Host-asb_bind_") } }
+    func forgetBindingCookies() { cookies = cookies.filter { !$0.key.hasPrefix("asb_bind_") } }
 
     @discardableResult
     func get(_ path: String) throws -> RawHTTPResponse {

@@ -44,7 +44,7 @@ struct RobustnessTests {
             }
             var headers: [(String, String)] = type.isEmpty ? [] : [("Content-Type", type)]
             if round % 3 == 0 { headers.append(("Authorization", "Bearer " + Base64URL.encode(garbage(&random, length: 40)))) }
-            if round % 4 == 0 { headers.append(("Cookie", "__Host-asb_session=\(Base64URL.encode(garbage(&random, length: 20))); __Host-asb_bind_x=y")) }
+            if round % 4 == 0 { headers.append(("Cookie", "asb_session=\(Base64URL.encode(garbage(&random, length: 20))); asb_bind_x=y")) }
             let method = ["POST", "GET", "DELETE", "PUT"][Int(random.next() % 4)]
             let response = try RawHTTPClient.request(port: harness.port, method: method, path: path, headers: headers, body: body)
             if response.status >= 500 || response.status < 200 {

@@ -30,7 +30,7 @@ struct WebSignInTests {
         #expect(first.state != second.state && first.nonce != second.nonce)
 
         let login = try RawHTTPClient.request(port: harness.port, path: "/login")
-        let binding = try #require(login.headerValues("Set-Cookie").first { $0.hasPrefix("__Host-asb_bind_") })
+        let binding = try #require(login.headerValues("Set-Cookie").first { $0.hasPrefix("asb_bind_") })
         #expect(binding.contains("SameSite=None"))
         #expect(binding.contains("Secure"))
         #expect(binding.contains("HttpOnly"))
@@ -48,9 +48,9 @@ struct WebSignInTests {
         let callback = try browser.signIn(user: .ada)
         #expect(callback.status == 303)
         #expect(callback.header("Location") == "/session")
-        let sessionCookie = try #require(callback.setCookieHeader("__Host-asb_session"))
+        let sessionCookie = try #require(callback.setCookieHeader("asb_session"))
         #expect(sessionCookie.contains("HttpOnly") && sessionCookie.contains("Secure") && sessionCookie.contains("SameSite=Lax"))
-        #expect(browser.cookies.keys.allSatisfy { !$0.hasPrefix("__Host-asb_bind_") })
+        #expect(browser.cookies.keys.allSatisfy { !$0.hasPrefix("asb_bind_") })
 
         let page = try browser.get("/session")
         #expect(page.status == 200)
@@ -118,7 +118,7 @@ struct WebSignInTests {
         let out = try browser.post("/logout", form: [("csrf", csrf)])
         #expect(out.status == 303)
         #expect(out.header("Location") == "/login")
-        #expect(out.setCookieHeader("__Host-asb_session")?.contains("Max-Age=0") == true)
+        #expect(out.setCookieHeader("asb_session")?.contains("Max-Age=0") == true)
         let after = try browser.get("/session")
         #expect(after.status == 303)
         #expect(after.header("Location") == "/login")
@@ -127,7 +127,7 @@ struct WebSignInTests {
     @Test("without a session, /session sends the browser to /login")
     func sessionRequiresSignIn() throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, path: "/session", headers: [("Cookie", "__Host-asb_session=made-up")])
+        let response = try RawHTTPClient.request(port: harness.port, path: "/session", headers: [("Cookie", "asb_session=made-up")])
         #expect(response.status == 303)
         #expect(response.header("Location") == "/login")
     }
@@ -152,7 +152,7 @@ struct WebSignInTests {
         #expect(try harness.userCount() == 0)
 
         // Same-origin now: the cookie goes along.
-        for (name, cookie) in saved where name.hasPrefix("__Host-asb_bind_") {
+        for (name, cookie) in saved where name.hasPrefix("asb_bind_") {
             browser.set(name, cookie)
         }
         let finished = try browser.post("/apple_redirect", form: reposted)

@@ -43,6 +43,9 @@ public struct BridgeConfiguration: Sendable {
     /// browsers still accept Secure cookies for localhost/127.0.0.1.
     public var isHTTPS: Bool { publicURL.hasPrefix("https://") }
 
+    /// The cookie names: `__Host-` prefixed when the public URL is https.
+    var cookieNames: CookieNames { CookieNames(publicURLIsHTTPS: isHTTPS) }
+
     public static let keys = [
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",

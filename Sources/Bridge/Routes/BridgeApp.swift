@@ -78,7 +78,7 @@ public final class BridgeApp: Sendable {
         let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
                                         plainTextErrors: groups.plainTextErrors)
         let browserHeaders = SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy,
-                                             sessionCookieNames: [CookieNames.session])
+                                             sessionCookieNames: [configuration.cookieNames.session])
         return StrictTransportSecurity(browserHeaders, isEnabled: configuration.isHTTPS)
     }
 

@@ -19,9 +19,9 @@ struct Endpoints: Sendable {
                           rateLimit: services.rateLimit, metrics: metrics)
         appleRedirect = AppleRedirect(servicesID: configuration.servicesID, store: store, clock: clock, verifier: verifier,
                                       exchanger: exchanger, signInService: signIn, requireNonce: configuration.requireNonce,
-                                      pages: services.pages,
+                                      sessions: services.sessions, pages: services.pages,
                                       webErrors: WebErrorPresenter(pages: services.pages), metrics: metrics, logger: logger)
-        sessionPages = SessionPages(store: store, pages: services.pages, accountDeletion: accountDeletion, logger: logger)
+        sessionPages = SessionPages(store: store, cookieNames: configuration.cookieNames, pages: services.pages, accountDeletion: accountDeletion, logger: logger)
         nativeAPI = NativeAPI(store: store, clock: clock, verifier: verifier, exchanger: exchanger, signInService: signIn,
                               requireNonce: configuration.requireNonce, accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
                               logger: logger)
