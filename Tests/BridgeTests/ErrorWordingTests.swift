@@ -17,7 +17,7 @@ struct ErrorWordingTests {
     ]
     static let refusals: [PageRefusal] = [
         .missingState, .unknownState, .stateExpired, .stateFromOtherBrowser, .missingIDToken, .signOutNotFromThisSite,
-        .deletionNotFromThisSite, .appleReportedError(nil),
+        .deletionNotFromThisSite, .duplicateCookie, .appleReportedError(nil),
     ] + AppleOAuthError.allCases.map { .appleReportedError($0) }
 
     @Test("each sign-in failure and page refusal has its own wording, not a fallback")

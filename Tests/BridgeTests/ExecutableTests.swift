@@ -49,8 +49,9 @@ struct ExecutableTests {
         [
             "BRIDGE_PORT": String(port), "BRIDGE_DATABASE": "sqlite:\(directory)/bridge.sqlite3",
             "BRIDGE_SECRET_KEY": Data(repeating: 7, count: 32).base64EncodedString(),
-            // Loopback with nothing listening: tests never reach out to the real Apple.
-            "APPLE_SERVICES_ID": "com.example.web", "APPLE_ID_URL": "https://127.0.0.1:9",
+            // Loopback with nothing listening: tests never reach out to the real Apple. Plain http, as a local
+            // stand-in for Apple would be: serve accepts it on loopback only.
+            "APPLE_SERVICES_ID": "com.example.web", "APPLE_ID_URL": "http://127.0.0.1:9",
         ]
     }
 
@@ -78,6 +79,11 @@ struct ExecutableTests {
         ("APPLE_ID_URL", "http://appleid.example", "configuration error: APPLE_ID_URL"),
         ("APPLE_JS_SDK", "maybe", "configuration error: APPLE_JS_SDK"),
         ("APPLE_TEAM_ID", "ABCDE12345", "configuration error: APPLE_KEY_ID"),
+        ("APPLE_ID_URL", "http://127.0.0.1.example.com", "configuration error: APPLE_ID_URL"),
+        ("APPLE_REQUIRE_NONCE", "maybe", "configuration error: APPLE_REQUIRE_NONCE"),
+        ("BRIDGE_TRUSTED_PROXIES", "10.0.0.0/40", "configuration error: BRIDGE_TRUSTED_PROXIES"),
+        ("BRIDGE_CORS_ORIGINS", "https://app.example.com/", "configuration error: BRIDGE_CORS_ORIGINS"),
+        ("BRIDGE_METRICS_TOKEN", "short", "configuration error: BRIDGE_METRICS_TOKEN"),
     ])
     func configurationErrors(key: String, value: String, expected: String) throws {
         var environment = validEnvironment(port: freeLoopbackPort(), directory: try temporaryDirectory())

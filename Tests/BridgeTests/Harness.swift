@@ -244,3 +244,18 @@ extension [(String, String)] {
         return result
     }
 }
+
+/// The configuration error a production start-up with these settings (over a valid base) stops with; nil if none.
+func configurationProblem(_ settings: [String: String], mode: RunMode = .production) -> ConfigurationError? {
+    var values = [
+        "BRIDGE_PUBLIC_URL": "https://login.example.com", "BRIDGE_SECRET_KEY": Data(repeating: 7, count: 32).base64EncodedString(),
+        "APPLE_SERVICES_ID": BridgeHarness.servicesID, "APPLE_BUNDLE_IDS": BridgeHarness.bundleID,
+    ]
+    values.merge(settings) { _, new in new }
+    do {
+        _ = try BridgeConfiguration(values: values, mode: mode)
+        return nil
+    } catch {
+        return error
+    }
+}

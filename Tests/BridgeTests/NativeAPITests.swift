@@ -56,11 +56,14 @@ struct NativeAPITests {
             #expect(try harness.userCount() == 0)
         }
 
-        @Test("a SwiftUI app: {\"token\": …} with sha256(nonce) inside the token and no nonce sent")
+        @Test("a SwiftUI app: {\"token\": …} with sha256(nonce) inside the token must send the nonce it was made from")
         func swiftUIApp() throws {
             let harness = try BridgeHarness()
             let token = try harness.token(audience: NativeAPITests.bundleID, nonce: SHA256.hexDigest(Array("app-local-nonce".utf8)))
-            let result = try harness.api("/api/auth/apple", json: "{\"token\":\"\(token)\"}")
+            let withheld = try harness.api("/api/auth/apple", json: "{\"token\":\"\(token)\"}")
+            #expect(withheld.status == 401)
+            #expect(withheld.body["error"]?.stringValue == "nonce_required")
+            let result = try harness.api("/api/auth/apple", json: "{\"token\":\"\(token)\",\"nonce\":\"app-local-nonce\"}")
             #expect(result.status == 200)
             #expect(result.body["accessToken"]?.stringValue?.isEmpty == false)
             let me = try harness.api("/api/me", method: "GET", bearer: result.body["accessToken"]?.stringValue)

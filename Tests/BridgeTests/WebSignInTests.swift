@@ -34,7 +34,7 @@ struct WebSignInTests {
         #expect(binding.contains("SameSite=None"))
         #expect(binding.contains("Secure"))
         #expect(binding.contains("HttpOnly"))
-        #expect(binding.contains("Path=/apple_redirect"))
+        #expect(binding.contains("Path=/;"))
         #expect(binding.contains("Max-Age=600"))
         #expect(login.header("Cache-Control") == "no-store")
         #expect(login.header("Content-Security-Policy")?.contains("script-src 'self'") == true)

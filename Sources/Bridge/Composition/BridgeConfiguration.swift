@@ -29,6 +29,14 @@ public struct BridgeConfiguration: Sendable {
     public var issuers: [String]
     public var requireCodeExchange: Bool
     public var useJSSDK: Bool
+    /// Refuse identity tokens without a `nonce` claim on every path (APPLE_REQUIRE_NONCE).
+    public var requireNonce: Bool
+    /// Peers whose `X-Forwarded-For` is believed (BRIDGE_TRUSTED_PROXIES): reverse proxies in front of the service.
+    var trustedProxies: [AddressRange]
+    /// The Bearer token `GET /metrics` requires (BRIDGE_METRICS_TOKEN); nil leaves it open.
+    public var metricsToken: String?
+    /// Origins whose JavaScript may call `/api/auth/*` and `/api/me` (BRIDGE_CORS_ORIGINS); empty: no CORS.
+    public var corsOrigins: [String]
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -39,10 +47,15 @@ public struct BridgeConfiguration: Sendable {
     /// browsers still accept Secure cookies for localhost/127.0.0.1.
     public var isHTTPS: Bool { publicURL.hasPrefix("https://") }
 
+    /// The cookie names: `__Host-` prefixed when the public URL is https.
+    var cookieNames: CookieNames { CookieNames(publicURLIsHTTPS: isHTTPS) }
+
     public static let keys = [
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_DATABASE_POOL_SIZE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
+        "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
+        "BRIDGE_CORS_ORIGINS",
     ]
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -73,6 +86,10 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_REQUIRE_CODE_EXCHANGE", "is 1 but APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are not set, so no code can be exchanged")
         }
         useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
+        requireNonce = try Self.flag(values, "APPLE_REQUIRE_NONCE")
+        trustedProxies = try Self.trustedProxies(settings)
+        metricsToken = try Self.metricsToken(settings)
+        corsOrigins = try Self.corsOrigins(settings)
     }
 
     /// The raw values, blank ones read as unset.
@@ -171,8 +188,9 @@ public struct BridgeConfiguration: Sendable {
               apple.host != nil else {
             throw ConfigurationError("APPLE_ID_URL", "must be an absolute URL such as https://appleid.apple.com (got \"\(appleIDURL)\")")
         }
-        if mode == .production && appleScheme != "https" {
-            throw ConfigurationError("APPLE_ID_URL", "must use https outside development mode (got \"\(appleIDURL)\")")
+        // Plain http only on loopback: a local stand-in for Apple when staging, never across a network.
+        if mode == .production && appleScheme != "https" && !isLoopback(apple.host ?? "") {
+            throw ConfigurationError("APPLE_ID_URL", "must use https outside development mode, except on loopback (got \"\(appleIDURL)\")")
         }
         if appleIDURL.hasSuffix("/") { appleIDURL.removeLast() }
 
@@ -223,8 +241,9 @@ public struct BridgeConfiguration: Sendable {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
+    /// `localhost`, an address in 127.0.0.0/8, or ::1; a name that merely starts with "127." is not.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        host.lowercased() == "localhost" || AddressRange.loopback.contains { $0.contains(host) }
     }
 
     static func isClientID(_ id: String) -> Bool {

@@ -19,6 +19,8 @@ public final class BridgeServer {
         var listener = server ?? ServerConfiguration()
         listener.host = app.configuration.host
         listener.port = app.configuration.port
+        // The listener's per-client cap counts clients behind the proxies BRIDGE_TRUSTED_PROXIES names.
+        listener.trustsForwardedFor = app.isTrustedProxy
         http = HTTPServer(configuration: listener, responder: app.makeResponder(), logger: logger,
                           refusal: app.refusalResponse)
         // Housekeeping: expired rows, and Apple revocations that failed before (retried with backoff).

@@ -8,8 +8,10 @@ enum APIError: Error, Equatable {
     case missingRefreshToken
     case refreshTokenReused
     case invalidRefreshToken
-    /// No Bearer access token, or one that does not name a live session.
-    case unauthorized
+    /// No Bearer access token.
+    case missingAccessToken
+    /// A Bearer access token that is malformed, forged, expired, or names no live session.
+    case invalidAccessToken
     case unsupportedMediaType
     case malformedJSON
     case notificationRejected(TokenRejection)

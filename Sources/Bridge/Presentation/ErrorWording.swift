@@ -73,6 +73,8 @@ enum ErrorWording {
         "too_many_sign_in_attempts": Entry(heading: "Too many sign-in attempts", message: "Please wait {seconds} seconds and try again."),
         "sign_out_refused": Entry(heading: "Sign-out refused", message: "This sign-out request did not come from this site. Use the Sign out button on your session page."),
         "deletion_refused": Entry(heading: "Deletion refused", message: "This request did not come from this site. Use the Delete account button on your session page."),
+        // A cookie of ours sent twice (one planted by another site).
+        "duplicate_cookie": Entry(heading: "Your browser sent conflicting cookies", message: "Your browser sent two cookies with the same name for this site, so we cannot tell which sign-in is yours. Please clear this site's cookies in your browser settings, then sign in again."),
         // Whatever else: the heading of an error the HTTP layer raised (its message comes with it).
         "not_found": Entry(heading: "Page not found", message: "There is no page at this address."),
         "internal_error": Entry(heading: "Internal Server Error", message: "The server could not answer this request. Please try again."),

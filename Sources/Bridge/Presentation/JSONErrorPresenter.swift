@@ -47,7 +47,7 @@ struct JSONErrorPresenter: ErrorPresenter {
         switch error {
         case .missingIDToken:
             Body(status: 400, code: "missing_id_token", message: "The identity token is missing: send it as idToken (or identityToken, id_token, token).")
-        case .invalidDeviceID: Body(status: 400, code: "invalid_device_id", message: "deviceId is longer than 200 characters.")
+        case .invalidDeviceID: Body(status: 400, code: "invalid_device_id", message: "deviceId is longer than 200 code points.")
         case .subjectMismatch:
             Body(status: 401, code: "subject_mismatch", message: "The user identifier sent with the request is not the token's subject.")
         case .missingRefreshToken: Body(status: 400, code: "missing_refresh_token", message: "Send the refresh token as refreshToken.")
@@ -55,9 +55,13 @@ struct JSONErrorPresenter: ErrorPresenter {
             Body(status: 401, code: "refresh_token_reused", message: "This refresh token was already used, so every token of this sign-in has been revoked. Sign in again.")
         case .invalidRefreshToken:
             Body(status: 401, code: "invalid_refresh_token", message: "The refresh token is unknown or expired. Sign in again.")
-        case .unauthorized:
+        case .missingAccessToken:
             Body(status: 401, code: "unauthorized", message: "A valid access token is required (Authorization: Bearer …).",
                  headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
+        case .invalidAccessToken:
+            // RFC 6750 §3.1: a token was presented and refused.
+            Body(status: 401, code: "unauthorized", message: "The access token is invalid or expired, or its sign-in has ended.",
+                 headers: HTTPHeaders([("WWW-Authenticate", "Bearer error=\"invalid_token\"")]))
         case .unsupportedMediaType:
             Body(status: 415, code: "unsupported_media_type", message: "Send the request body as JSON (Content-Type: application/json).")
         case .malformedJSON: Body(status: 400, code: "malformed_json", message: "The request body is not a JSON object.")
@@ -87,7 +91,7 @@ struct JSONErrorPresenter: ErrorPresenter {
         case .nonceExpired: Body(status: 401, code: "nonce_expired", message: "The nonce has expired; request a new one from /api/auth/nonce.")
         case .nonceAlreadyUsed: Body(status: 409, code: "nonce_already_used", message: "This nonce was already used for a sign-in.")
         case .nonceRequired:
-            Body(status: 401, code: "nonce_required", message: "A token for the web Services ID needs a nonce from /api/auth/nonce.")
+            Body(status: 401, code: "nonce_required", message: "This token carries a nonce: send the value it was made from as nonce (a token for the web Services ID needs one from /api/auth/nonce).")
         }
     }
 

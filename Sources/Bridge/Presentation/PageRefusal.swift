@@ -11,4 +11,6 @@ enum PageRefusal: Error, Equatable {
     /// A form post to a signed-in page without this session's CSRF token.
     case signOutNotFromThisSite
     case deletionNotFromThisSite
+    /// The request carries two cookies of one of this server's names: one of them was planted.
+    case duplicateCookie
 }

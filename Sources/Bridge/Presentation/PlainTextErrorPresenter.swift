@@ -5,7 +5,10 @@ import HTTPServer
 struct PlainTextErrorPresenter: ErrorPresenter {
     func response(for error: any Error, to request: Request) -> Response? {
         guard let error = error as? HTTPError else { return nil }
-        return .text(error.message + "\n", status: error.status)
+        // Its headers go along: a 405's Allow, a 401's WWW-Authenticate.
+        var response = Response.text(error.message + "\n", status: error.status)
+        for field in error.headers { response.headers.set(field.name, field.value) }
+        return response
     }
 
     func internalError(for request: Request) -> Response {

@@ -65,6 +65,7 @@ struct WebErrorPresenter: ErrorPresenter {
         case let .appleReportedError(error): Description(status: 400, reasonCode: "apple_error_" + (error?.rawValue ?? "other"))
         case .signOutNotFromThisSite: Description(status: 403, reasonCode: "sign_out_refused", retryURL: "/session")
         case .deletionNotFromThisSite: Description(status: 403, reasonCode: "deletion_refused", retryURL: "/session")
+        case .duplicateCookie: Description(status: 400, reasonCode: "duplicate_cookie")
         }
     }
 

@@ -14,6 +14,8 @@ struct AppleCallbackGroup: Sendable {
         let (metrics, logger) = (metrics, logger)
         return { [pageErrors] request in
             try pageErrors.respond(to: request) { request in
+                // Two binding cookies of one name: one was planted, and either might sign this browser in.
+                if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
                 let fields = try Self.callbackFields(request)
                 do {
                     return try handler(request, fields)

@@ -28,6 +28,9 @@ struct AppleRedirect: Sendable {
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
     let signInService: SignInService
+    /// APPLE_REQUIRE_NONCE: a bundle-ID token without a `nonce` claim is refused here too.
+    let requireNonce: Bool
+    let sessions: BrowserSessions
     let pages: Pages
     let webErrors: WebErrorPresenter
     let metrics: Metrics
@@ -49,7 +52,8 @@ struct AppleRedirect: Sendable {
         let identity: AppleIdentity
         do {
             identity = try verifier.verify(idToken, context: VerificationContext(expectedNonce: attempt.nonce,
-                                                                                   authorizationCode: fields["code"]))
+                                                                                   authorizationCode: fields["code"],
+                                                                                   requireNonce: requireNonce))
         } catch {
             throw SignInFailure.tokenRejected(error)
         }
@@ -59,8 +63,8 @@ struct AppleRedirect: Sendable {
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
             displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
         var response = Response.redirect(to: "/session")
-        response.setCookie(BrowserSessions.cookie(sessionID: signedIn.sessionID))
-        response.setCookie(.expired(CookieNames.binding(forState: state), path: CookieNames.bindingPath, sameSite: .none))
+        response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))
+        response.setCookie(.expired(sessions.cookieNames.binding(forState: state), path: "/", sameSite: .none))
         return response
     }
 
@@ -78,12 +82,12 @@ struct AppleRedirect: Sendable {
 
     func bindingCheck(_ request: Request, state: String, attempt: LoginAttempt, fields: FormFields) -> Binding {
         let cookies = request.cookies
-        if let value = cookies[CookieNames.binding(forState: state)] {
+        if let value = cookies[sessions.cookieNames.binding(forState: state)] {
             return ConstantTime.equals(SecretTokens.digest(value), attempt.bindingHash) ? .bound : .otherBrowser
         }
         // No cookie for this attempt. A browser that has cookies for other attempts is another browser; one
         // with none may have dropped the cross-site cookie, so it gets one same-origin re-POST, not more.
-        let hasOtherBindings = cookies.keys.contains { $0.hasPrefix(CookieNames.bindingPrefix) }
+        let hasOtherBindings = cookies.keys.contains { $0.hasPrefix(sessions.cookieNames.bindingPrefix) }
         if hasOtherBindings || fields[Self.repostMarker] != nil { return .otherBrowser }
         return .cookieDropped
     }

@@ -9,6 +9,8 @@ public final class BridgeApp: Sendable {
     public let store: any Store
     public let apple: AppleServices
     public let metrics: Metrics
+    /// Who a request comes from, believing `X-Forwarded-For` only from BRIDGE_TRUSTED_PROXIES.
+    let clientAddresses: ClientAddresses
     let groups: RouteGroups
     let endpoints: Endpoints
     let pages: Pages
@@ -25,14 +27,17 @@ public final class BridgeApp: Sendable {
         guard let secretKey = configuration.secretKey else { throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing") }
         let secrets = try ServerSecrets(secretKey: secretKey)
         let metrics = Metrics()
+        let clientAddresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
-                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock))
+                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock,
+                                                                 clientAddresses: clientAddresses))
         self.configuration = configuration
         self.store = store
         self.apple = apple
         self.metrics = metrics
+        self.clientAddresses = clientAddresses
         groups = RouteGroups(services)
         endpoints = try Endpoints(services, publicDirectory: resourcesDirectory + "/Public")
         self.pages = pages
@@ -58,8 +63,13 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/api/auth/logout", api.authenticated(native.logout))
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
+        if groups.api.cors.isEnabled {
+            let apiMethods = [("/api/auth/nonce", ["POST"]), ("/api/auth/apple", ["POST"]), ("/api/auth/refresh", ["POST"]),
+                              ("/api/auth/logout", ["POST"]), ("/api/me", ["GET", "DELETE"])]
+            for (path, methods) in apiMethods { router.add("OPTIONS", path, api.preflight(allowing: methods)) }
+        }
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
-        router.add("GET", "/metrics", operations.endpoint { [metrics, keys] _ in
+        router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys] _ in
             var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)]))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
@@ -67,20 +77,39 @@ public final class BridgeApp: Sendable {
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
         let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
                                         plainTextErrors: groups.plainTextErrors)
-        return SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy, sessionCookieNames: [CookieNames.session])
+        let browserHeaders = SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy,
+                                             sessionCookieNames: [configuration.cookieNames.session])
+        return StrictTransportSecurity(browserHeaders, isEnabled: configuration.isHTTPS)
+    }
+
+    /// The client address of a connection from `peer` with these `X-Forwarded-For` fields, for the listener's
+    /// per-client limits: the same answer the rate limiter uses.
+    /// Whether a connection's peer is a trusted reverse proxy (BRIDGE_TRUSTED_PROXIES), for the listener's
+    /// per-client cap.
+    public var isTrustedProxy: @Sendable (_ peer: String) -> Bool {
+        let proxies = clientAddresses.trustedProxies
+        return { peer in proxies.contains { $0.contains(peer) } }
+    }
+
+    public var clientAddressResolver: @Sendable (_ peer: String, _ forwardedFor: [String]) -> String {
+        let clientAddresses = clientAddresses
+        return { peer, forwardedFor in clientAddresses.clientAddress(peer: peer, forwardedFor: forwardedFor) }
     }
 
     /// The listener's own refusals (413), shaped like every other error and with the same security headers.
     public var refusalResponse: HTTPServer.Refusal {
-        let (pages, policy) = (pages, contentSecurityPolicy)
+        let (pages, policy, isHTTPS) = (pages, contentSecurityPolicy, configuration.isHTTPS)
         return { path, status, message in
+            var response: Response
             if UnroutedRequests.isJSONPath(path) {
-                return JSONErrorPresenter.Body(status: status, code: HTTPErrorCode.code(for: status), message: message).response
+                response = JSONErrorPresenter.Body(status: status, code: HTTPErrorCode.code(for: status), message: message).response
+            } else {
+                response = pages.error(status: status, heading: HTTPError.reasonPhrase(status), message: message, retryURL: nil)
+                if response.isHTML {
+                    SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
+                }
             }
-            var response = pages.error(status: status, heading: HTTPError.reasonPhrase(status), message: message, retryURL: nil)
-            if response.isHTML {
-                SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
-            }
+            if isHTTPS { response.headers.set("Strict-Transport-Security", StrictTransportSecurity<Router>.headerValue) }
             return response
         }
     }

@@ -18,11 +18,12 @@ struct Endpoints: Sendable {
         login = LoginPage(configuration: configuration, store: store, clock: clock, pages: services.pages,
                           rateLimit: services.rateLimit, metrics: metrics)
         appleRedirect = AppleRedirect(servicesID: configuration.servicesID, store: store, clock: clock, verifier: verifier,
-                                      exchanger: exchanger, signInService: signIn, pages: services.pages,
+                                      exchanger: exchanger, signInService: signIn, requireNonce: configuration.requireNonce,
+                                      sessions: services.sessions, pages: services.pages,
                                       webErrors: WebErrorPresenter(pages: services.pages), metrics: metrics, logger: logger)
-        sessionPages = SessionPages(store: store, pages: services.pages, accountDeletion: accountDeletion, logger: logger)
+        sessionPages = SessionPages(store: store, cookieNames: configuration.cookieNames, pages: services.pages, accountDeletion: accountDeletion, logger: logger)
         nativeAPI = NativeAPI(store: store, clock: clock, verifier: verifier, exchanger: exchanger, signInService: signIn,
-                              accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
+                              requireNonce: configuration.requireNonce, accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
                               logger: logger)
         appleNotifications = AppleNotifications(verifier: services.apple.notifications, store: store, clock: clock,
                                                 metrics: metrics, logger: logger)

@@ -1,11 +1,12 @@
 import HTTPServer
 
-/// The JSON API: errors as JSON, nothing cached (`no-store`), the sign-in endpoints rate-limited per client, and
-/// the rest behind a Bearer access token.
+/// The JSON API: errors as JSON, nothing cached (`no-store`), the sign-in endpoints rate-limited per client, the
+/// rest behind a Bearer access token, and CORS for the origins in BRIDGE_CORS_ORIGINS.
 struct JSONAPIGroup: Sendable {
     let errors: ErrorMapping<JSONErrorPresenter>
     let rateLimit: SignInRateLimit
     let bearer: BearerAuthentication
+    let cors: CORSPolicy
 
     /// An endpoint anyone may call; with `rateLimited`, at most so many calls per client address.
     func endpoint(rateLimited: Bool = false, _ handler: @escaping Router.Handler) -> Router.Handler {
@@ -22,10 +23,17 @@ struct JSONAPIGroup: Sendable {
         return jsonEndpoint { request in try handler(request, try bearer.authenticate(request)) }
     }
 
+    /// `OPTIONS` of a path whose endpoints take `methods`: a CORS preflight.
+    func preflight(allowing methods: [String]) -> Router.Handler {
+        let cors = cors
+        return jsonEndpoint { request in try cors.preflight(request, methods: methods) }
+    }
+
     private func jsonEndpoint(_ handler: @escaping Router.Handler) -> Router.Handler {
-        { [errors] request in
+        { [errors, cors] request in
             var response = try errors.respond(to: request, with: handler)
             response.headers.set("Cache-Control", "no-store")
+            cors.decorate(&response, for: request)
             return response
         }
     }

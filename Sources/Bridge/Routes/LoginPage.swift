@@ -42,8 +42,8 @@ struct LoginPage: Sendable {
             "scope": .string(Self.scope), "useJSSDK": .bool(configuration.useJSSDK),
         ])
         // SameSite=None: Apple's form_post is a cross-site POST, which a Lax cookie would not accompany.
-        response.setCookie(Cookie(name: CookieNames.binding(forState: state), value: binding,
-                                  path: CookieNames.bindingPath, maxAge: Int(Self.attemptLifetime),
+        response.setCookie(Cookie(name: configuration.cookieNames.binding(forState: state), value: binding,
+                                  path: "/", maxAge: Int(Self.attemptLifetime),
                                   secure: true, httpOnly: true, sameSite: .none))
         metrics.increment("bridge_login_attempts_total")
         return response

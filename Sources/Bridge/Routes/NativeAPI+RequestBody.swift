@@ -22,7 +22,7 @@ extension NativeAPI {
     /// The Apple user id the app says it has (`snsUserId`, `userIdentifier`, or `user` as a plain string).
     static func claimedSubject(_ body: JSONValue) -> String? {
         if let value = firstString(body, ["snsUserId", "userIdentifier"]) { return value }
-        if let user = body["user"]?.stringValue, !user.hasPrefix("{"), !user.isEmpty { return user }
+        if let user = firstString(body, ["user"]), !user.hasPrefix("{") { return user }
         return nil
     }
 }

@@ -18,6 +18,8 @@ struct NativeAPI: Sendable {
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
     let signInService: SignInService
+    /// APPLE_REQUIRE_NONCE: a token without a `nonce` claim is refused.
+    let requireNonce: Bool
     let accessTokens: AccessTokens
     let accountDeletion: AccountDeletion
     let metrics: Metrics
@@ -39,8 +41,11 @@ struct NativeAPI: Sendable {
         guard let idToken = Self.firstString(body, Self.idTokenFields) else { throw APIError.missingIDToken }
         let code = Self.firstString(body, Self.codeFields)
         let nonce = Self.firstString(body, ["nonce"])
-        if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.count > 200 { throw APIError.invalidDeviceID }
+        if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.unicodeScalars.count > 200 { throw APIError.invalidDeviceID }
         let identity = try verify(idToken, nonce: nonce, code: code)
+        // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
+        // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it.
+        if nonce == nil && Self.carriesNonce(verifiedToken: idToken) { throw SignInFailure.nonceRequired }
         if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
             throw APIError.subjectMismatch
         }
@@ -57,12 +62,20 @@ struct NativeAPI: Sendable {
     private func verify(_ idToken: String, nonce: String?, code: String?) throws(SignInFailure) -> AppleIdentity {
         do {
             return try verifier.verify(idToken, context: VerificationContext(
-                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil))
+                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil || requireNonce))
         } catch {
             metrics.increment("bridge_api_rejections_total", ["reason": error.code])
             logger.warning("api_sign_in_rejected", ["reason": error.code])
             throw .tokenRejected(error)
         }
+    }
+
+    /// Whether a token whose signature already verified has a non-empty `nonce` claim.
+    static func carriesNonce(verifiedToken token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]), let claims = try? JSONValue.parse(payload),
+              let nonce = claims["nonce"]?.stringValue else { return false }
+        return !nonce.isEmpty
     }
 
     func refresh(_ request: Request) throws -> Response {

@@ -17,7 +17,8 @@ struct RouteGroups: Sendable {
         plainTextErrors = ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger)
         web = WebPageGroup(errors: pageErrors, sessions: services.sessions)
         api = JSONAPIGroup(errors: jsonErrors, rateLimit: services.rateLimit, bearer: BearerAuthentication(
-            accessTokens: services.accessTokens, store: services.store, clock: services.clock))
+            accessTokens: services.accessTokens, store: services.store, clock: services.clock),
+            cors: CORSPolicy(origins: Set(services.configuration.corsOrigins)))
         appleCallbacks = AppleCallbackGroup(pageErrors: pageErrors, jsonErrors: jsonErrors, metrics: services.metrics,
                                             logger: logger)
         operations = OperationsGroup(errors: plainTextErrors)

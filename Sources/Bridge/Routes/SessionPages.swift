@@ -6,6 +6,7 @@ import Storage
 /// The signed-in person's pages: `GET /session`, `POST /logout` and `POST /account/delete`.
 struct SessionPages: Sendable {
     let store: any Store
+    let cookieNames: CookieNames
     let pages: Pages
     let accountDeletion: AccountDeletion
     let logger: Logger
@@ -30,7 +31,7 @@ struct SessionPages: Sendable {
         _ = try store.write { try $0.deleteSession(idHash: visit.session.idHash) }
         logger.info("signed_out", ["user_id": String(visit.session.userID)])
         var response = Response.redirect(to: "/login")
-        response.setCookie(.expired(CookieNames.session))
+        response.setCookie(.expired(cookieNames.session))
         return response
     }
 
@@ -38,7 +39,7 @@ struct SessionPages: Sendable {
     /// a cross-site form sends none.
     func logoutWithoutSession(_ request: Request) -> Response {
         var response = Response.redirect(to: "/login")
-        if request.cookies[CookieNames.session] != nil { response.setCookie(.expired(CookieNames.session)) }
+        if request.cookies[cookieNames.session] != nil { response.setCookie(.expired(cookieNames.session)) }
         return response
     }
 
@@ -56,7 +57,7 @@ struct SessionPages: Sendable {
             "title": "Account deleted", "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
             "nothingToRevoke": .bool(result == .none),
         ])
-        response.setCookie(.expired(CookieNames.session))
+        response.setCookie(.expired(cookieNames.session))
         return response
     }
 

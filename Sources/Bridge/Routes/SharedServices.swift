@@ -14,7 +14,8 @@ struct SharedServices {
     let pages: Pages
     let rateLimit: SignInRateLimit
 
-    var sessions: BrowserSessions { BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey) }
+    var sessions: BrowserSessions { BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey,
+                                                     cookieNames: configuration.cookieNames) }
 
     var accessTokens: AccessTokens {
         AccessTokens(key: secrets.accessTokenKey, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime)

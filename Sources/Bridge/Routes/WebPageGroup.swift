@@ -1,7 +1,7 @@
 import HTTPServer
 
-/// Pages for people: any error becomes an HTML error page; a signed-in page gets the session from its cookie and,
-/// when it takes a form, refuses a post without the session's CSRF token.
+/// Pages for people: any error becomes an HTML error page; a signed-in page gets the session from its cookie (and
+/// refuses a request carrying two of it) and, when it takes a form, refuses a post without the session's CSRF token.
 struct WebPageGroup: Sendable {
     let errors: ErrorMapping<WebErrorPresenter>
     let sessions: BrowserSessions
@@ -18,6 +18,7 @@ struct WebPageGroup: Sendable {
                   _ handler: @escaping @Sendable (Request, SignedInVisit) throws -> Response) -> Router.Handler {
         let sessions = sessions
         return page { request in
+            if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
             guard let visit = try sessions.visit(request) else { return try signedOut(request) }
             if let csrfRefusal, !sessions.carriesCSRFToken(request, of: visit) { throw csrfRefusal }
             return try handler(request, visit)

@@ -16,11 +16,10 @@ struct BearerAuthentication: Sendable {
 
     func authenticate(_ request: Request) throws -> AuthenticatedCaller {
         let now = clock.now
-        guard let token = request.bearerToken, let claims = accessTokens.verify(token, now: now) else {
-            throw APIError.unauthorized
-        }
+        guard let token = request.bearerToken else { throw APIError.missingAccessToken }
+        guard let claims = accessTokens.verify(token, now: now) else { throw APIError.invalidAccessToken }
         guard let (session, user) = try store.read({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
-              session.userID == claims.userID else { throw APIError.unauthorized }
+              session.userID == claims.userID else { throw APIError.invalidAccessToken }
         return AuthenticatedCaller(session: session, user: user)
     }
 }

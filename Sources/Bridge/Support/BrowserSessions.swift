@@ -16,10 +16,11 @@ struct BrowserSessions: Sendable {
     let store: any Store
     let clock: WallClock
     let csrfKey: [UInt8]
+    let cookieNames: CookieNames
 
     /// The signed-in visit of this request, if its cookie names a live session.
     func visit(_ request: Request) throws -> SignedInVisit? {
-        guard let id = request.cookies[CookieNames.session], !id.isEmpty else { return nil }
+        guard let id = request.cookies[cookieNames.session], !id.isEmpty else { return nil }
         let now = clock.now
         guard let (session, user) = try store.read({ try $0.session(idHash: SecretTokens.digest(id), now: now) }) else {
             return nil
@@ -38,8 +39,7 @@ struct BrowserSessions: Sendable {
         Base64URL.encode(HMACSHA256.authenticate(key: csrfKey, message: Array("csrf:\(session.idHash)".utf8)))
     }
 
-    static func cookie(sessionID: String) -> Cookie {
-        Cookie(name: CookieNames.session, value: sessionID, path: "/", maxAge: Int(SignInService.browserSessionLifetime),
-               sameSite: .lax)
+    func cookie(sessionID: String) -> Cookie {
+        cookieNames.sessionCookie(id: sessionID, lifetime: Int(SignInService.browserSessionLifetime))
     }
 }

@@ -1,10 +1,45 @@
-/// Names and shapes of the cookies this server sets.
-enum CookieNames {
-    /// The service's own session: SameSite=Lax, it is never needed on a cross-site request.
-    static let session = "asb_session"
-    /// Binds a login attempt to the browser that started it. One per attempt, so parallel tabs work.
-    static let bindingPrefix = "asb_bind_"
-    static let bindingPath = "/apple_redirect"
+import HTTPServer
 
-    static func binding(forState state: String) -> String { bindingPrefix + String(SecretTokens.digest(state).prefix(16)) }
+/// Names and shapes of the cookies this server sets. Served over https, every name has the `__Host-` prefix: a
+/// browser keeps such a cookie only when it was set over https by this very host with `Path=/` and no `Domain`, so
+/// a sibling domain or a plain-http page cannot plant one. Over http (loopback development only; production
+/// refuses any other http public URL) the names go without it, since not every browser accepts the prefix from
+/// http://localhost; the cookies keep the same attributes.
+struct CookieNames: Sendable {
+    static let unprefixedBase = "asb_"
+    static let hostPrefix = "__Host-"
+
+    /// `__Host-asb_` or `asb_`.
+    let base: String
+
+    init(publicURLIsHTTPS: Bool) {
+        base = (publicURLIsHTTPS ? Self.hostPrefix : "") + Self.unprefixedBase
+    }
+
+    /// The service's own session: SameSite=Lax, it is never needed on a cross-site request.
+    var session: String { base + "session" }
+    /// Binds a login attempt to the browser that started it. One per attempt, so parallel tabs work; at `Path=/`,
+    /// as the prefix requires.
+    var bindingPrefix: String { base + "bind_" }
+
+    func binding(forState state: String) -> String { bindingPrefix + String(SecretTokens.digest(state).prefix(16)) }
+
+    func sessionCookie(id: String, lifetime: Int) -> Cookie {
+        Cookie(name: session, value: id, path: "/", maxAge: lifetime, sameSite: .lax)
+    }
+
+    /// A name of this server's cookies (prefixed or not) that the request carries more than once. Browsers send
+    /// every cookie that matches, so two of one name mean one was planted, and which one a parser takes is then
+    /// the attacker's choice.
+    static func duplicated(in request: Request) -> String? {
+        var seen: Set<Substring> = []
+        for header in request.headers.values("Cookie") {
+            for part in header.split(separator: ";") {
+                let name = part.drop { $0 == " " || $0 == "\t" }.prefix { $0 != "=" }
+                guard name.hasPrefix(unprefixedBase) || name.hasPrefix(hostPrefix + unprefixedBase) else { continue }
+                if !seen.insert(name).inserted { return String(name) }
+            }
+        }
+        return nil
+    }
 }
