@@ -25,6 +25,8 @@ public struct BridgeConfiguration: Sendable {
     public var issuers: [String]
     public var requireCodeExchange: Bool
     public var useJSSDK: Bool
+    /// The operator's brand and the destination after signing in.
+    public var site: SiteSettings
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -39,7 +41,7 @@ public struct BridgeConfiguration: Sendable {
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
-    ]
+    ] + SiteSettings.keys
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
     /// environment does not set. Unknown `BRIDGE_`/`APPLE_` keys in the file are refused, as they are usually typos.
@@ -69,6 +71,7 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_REQUIRE_CODE_EXCHANGE", "is 1 but APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are not set, so no code can be exchanged")
         }
         useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
+        site = try SiteSettings(settings.value)
     }
 
     /// The raw values, blank ones read as unset.

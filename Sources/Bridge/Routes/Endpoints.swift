@@ -16,10 +16,12 @@ struct Endpoints: Sendable {
         let (signIn, exchanger, verifier) = (services.signInService, services.exchanger, services.apple.verifier)
         accountDeletion = services.accountDeletion
         login = LoginPage(configuration: configuration, store: store, clock: clock, pages: services.pages,
-                          rateLimit: services.rateLimit, metrics: metrics)
+                          rateLimit: services.rateLimit, metrics: metrics, returnDestination: services.returnDestination)
         appleRedirect = AppleRedirect(servicesID: configuration.servicesID, store: store, clock: clock, verifier: verifier,
                                       exchanger: exchanger, signInService: signIn, pages: services.pages,
-                                      webErrors: WebErrorPresenter(pages: services.pages), metrics: metrics, logger: logger)
+                                      webErrors: WebErrorPresenter(pages: services.pages), metrics: metrics, logger: logger,
+                                      returnDestination: services.returnDestination,
+                                      afterSignInURL: configuration.site.afterSignInURL)
         sessionPages = SessionPages(store: store, pages: services.pages, accountDeletion: accountDeletion, logger: logger)
         nativeAPI = NativeAPI(store: store, clock: clock, verifier: verifier, exchanger: exchanger, signInService: signIn,
                               accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
