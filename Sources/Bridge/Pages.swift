@@ -168,7 +168,10 @@ extension Pages {
         context["statusLine"] = .string(catalogs.format("error.status_line", language: language, arguments))
         // The switch's links only work where LanguageSelection reads `?lang=`, which is what sets PageLanguage.
         if Self.languageSwitchPages.contains(name), catalogs.languages.count > 1, PageLanguage.current != nil {
-            context["languageLinks"] = languageLinks(path: "/" + name, current: language)
+            var path = "/" + name
+            // A query the page must keep across the switch (the login page's allowed return_to).
+            if case .string(let query)? = given["languageQuery"], !query.isEmpty { path += "?" + query + "&" } else { path += "?" }
+            context["languageLinks"] = languageLinks(path: path, current: language)
             context["hasLanguageLinks"] = true
         }
         return context
@@ -201,11 +204,12 @@ extension Pages {
         object[head] = .object(child)
     }
 
+    /// Links to this page in each language; `path` ends in `?` or `&`.
     func languageLinks(path: String, current: String) -> MustacheValue {
         .array(catalogs.languages.map { code in
             .object([
                 "code": .string(code), "name": .string(catalogs.format("language.name", language: code)),
-                "href": .string("\(path)?lang=\(code)"), "current": .bool(code == current),
+                "href": .string("\(path)lang=\(code)"), "current": .bool(code == current),
             ])
         })
     }

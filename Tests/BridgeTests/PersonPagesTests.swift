@@ -155,6 +155,15 @@ struct ReturnToTests {
         #expect(landed.header("Location") == "/session")
     }
 
+    @Test("the language switch keeps an allowed return_to, and drops one that is not allowed")
+    func languageSwitchKeepsReturnTo() throws {
+        let harness = try BridgeHarness(Self.settings)
+        let allowed = HTMLDocument(try TestBrowser(harness).get("/login?return_to=%2Fwelcome").text)
+        #expect(allowed.first("//nav//a[@hreflang='ko']")?.attributes["href"] == "/login?return_to=%2Fwelcome&lang=ko")
+        let refused = HTMLDocument(try TestBrowser(harness).get("/login?return_to=%2F%2Fevil").text)
+        #expect(refused.first("//nav//a[@hreflang='ko']")?.attributes["href"] == "/login?lang=ko")
+    }
+
     @Test("without BRIDGE_RETURN_URLS no return_to is followed")
     func noListNoReturn() throws {
         let harness = try BridgeHarness()

@@ -43,6 +43,9 @@ struct LoginPage: Sendable {
             "scope": .string(Self.scope), "useJSSDK": .bool(configuration.useJSSDK),
         ]
         context["signedOut"] = .bool(visit == nil && request.query["signed_out"] == "1")
+        if let returnTo = returnDestination.policy.allowed(request.query["return_to"]) {
+            context["languageQuery"] = .string(FormFields([("return_to", returnTo)]).urlEncoded)
+        }
         if let visit { context["continue"] = continueLink(visit, returnTo: request.query["return_to"]) }
         var response = pages.render("login", context)
         if let cookie = returnDestination.cookie(for: request.query["return_to"], state: state, lifetime: Int(Self.attemptLifetime)) {
