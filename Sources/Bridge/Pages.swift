@@ -100,7 +100,8 @@ public struct Pages: Sendable {
         context["heading"] = .string(heading)
         context["message"] = .string(message)
         context["status"] = .int(status)
-        context["isFailure"] = .bool(status >= 400)
+        // A page may present a refusal calmly (no alarm icon, no status line) by giving `isFailure: false`.
+        if context["isFailure"] == nil { context["isFailure"] = .bool(status >= 400) }
         if let detail { context["detail"] = .string(detail) }
         if let action {
             context["action"] = .object(["href": .string(action.href),

@@ -38,6 +38,7 @@ struct PersonPagesTests {
         let document = HTMLDocument(response.text)
         #expect(document.first("//h1")?.text == heading)
         #expect(document.first("//a[contains(@class,'button-primary')]")?.attributes["href"] == onward)
+        #expect(document.first("//*[contains(@class,'error-icon')]") == nil, "nothing went wrong: no alarm icon")
     }
 
     @Test("a missing /public/ file is a styled page for a browser, one line of text for a stylesheet request")

@@ -113,6 +113,7 @@ struct WebSignInTests {
         // A stale tab's sign-out is explained, and the page's own Sign out button works.
         let fresh = HTMLDocument(forged.text).formFields("//form[@action='/logout']").first { $0.name == "csrf" }?.value
         #expect(fresh == csrf)
+        #expect(HTMLDocument(forged.text).first("//p[@class='status-code']") == nil, "said calmly, without an error code")
         // A cross-site form carries no Lax cookie: nothing happens, and no cookie is cleared.
         let crossSite = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/logout",
                                                   headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "")

@@ -18,6 +18,8 @@ struct WebErrorPresenter: ErrorPresenter {
         var action: PageAction? = .tryAgain
         /// Seconds after which the page continues by itself (a rate limit's wait).
         var countdown: Int?
+        /// Said calmly, without the alarm icon and status line: nothing went wrong for the person.
+        var calm = false
         /// Whose wording to show if the catalogs have none for this code (a rejection code added to the verifier later).
         var fallbackCode = "internal_error"
 
@@ -54,6 +56,7 @@ struct WebErrorPresenter: ErrorPresenter {
         if !pages.catalogs.contains("error.\(code).heading") { code = description.fallbackCode }
         // The precise reason stays machine-readable on the page (for support and tests), not in the words.
         var extra: [String: MustacheValue] = ["reason": .string(description.reasonCode)]
+        if description.calm { extra["isFailure"] = false }
         if let seconds = description.countdown {
             extra["countdown"] = .object(["seconds": .int(seconds), "forms": .object(pages.pluralForms("error.\(code).message", language: nil))])
         }
@@ -66,7 +69,7 @@ struct WebErrorPresenter: ErrorPresenter {
     static func describe(httpError error: HTTPError, request: Request) -> Description {
         if error.status == 405, request.method == "GET" || request.method == "HEAD",
            let friendly = postOnlyPages[request.path] {
-            return Description(status: 405, reasonCode: friendly.code, action: friendly.action)
+            return Description(status: 405, reasonCode: friendly.code, action: friendly.action, calm: true)
         }
         let code = switch error.status {
         case 404: request.path.hasPrefix("/public/") ? "file_not_found" : "not_found"

@@ -40,7 +40,7 @@ struct SessionPages: Sendable {
     /// explains why and offers a Sign out button that works.
     func confirmSignOut(_ request: Request, _ visit: SignedInVisit) -> Response {
         pages.error(status: 403, reason: "sign_out_refused", action: nil,
-                    extra: ["signOut": .object(["csrfToken": .string(visit.csrfToken)])])
+                    extra: ["signOut": .object(["csrfToken": .string(visit.csrfToken)]), "isFailure": false])
     }
 
     /// Signing out without a live session: only forget a cookie the browser actually sent (a stale one);
