@@ -36,7 +36,7 @@ enum HTML {
         <link rel="stylesheet" href="\(SimulatorAssets.stylesheetPath)">
         </head>
         <body>
-        <div class="banner" role="note">Simulated Apple ID — development only</div>
+        <header class="banner"><p>Simulated Apple ID — development only</p></header>
         <main class="card">
         \(body)
         </main>

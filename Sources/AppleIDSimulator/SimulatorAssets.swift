@@ -29,7 +29,9 @@ enum SimulatorAssets {
 
     static let stylesheet = """
         :root { color-scheme: light dark; --fg: #1d1d1f; --muted: #6e6e73; --bg: #f5f5f7; --card: #fff;
-          --line: #d2d2d7; --accent: #0071e3; --warn-bg: #fff4ce; --warn-fg: #5c4400; }
+          --line: #d2d2d7; --accent: #0071e3; --warn-bg: #fff4ce; --warn-fg: #5c4400;
+          /* White on this blue is 4.7:1 in both schemes; dark mode's lighter --accent (#2997ff) is not (3.0:1). */
+          --primary-bg: #0071e3; }
         @media (prefers-color-scheme: dark) {
           :root { --fg: #f5f5f7; --muted: #a1a1a6; --bg: #000; --card: #1c1c1e; --line: #3a3a3c;
             --accent: #2997ff; --warn-bg: #3d3200; --warn-fg: #ffe58f; }
@@ -39,6 +41,7 @@ enum SimulatorAssets {
           color: var(--fg); background: var(--bg); }
         .banner { background: var(--warn-bg); color: var(--warn-fg); text-align: center; font-weight: 600;
           padding: .6rem 1rem; font-size: .9rem; border-bottom: 1px solid var(--line); }
+        .banner p { margin: 0; }
         .card { max-width: 28rem; margin: 1.5rem auto; padding: 1.5rem; background: var(--card);
           border-radius: 18px; box-shadow: 0 2px 12px rgba(0, 0, 0, .08); }
         @media (max-width: 30rem) { .card { margin: 0; border-radius: 0; box-shadow: none; min-height: 100vh; } }
@@ -50,12 +53,12 @@ enum SimulatorAssets {
         legend { font-weight: 600; margin-bottom: .5rem; }
         .option { display: flex; gap: .75rem; align-items: center; padding: .75rem; border: 1px solid var(--line);
           border-radius: 12px; margin-bottom: .5rem; cursor: pointer; }
-        .option input { width: 1.2rem; height: 1.2rem; margin: 0; accent-color: var(--accent); }
+        .option input { flex: 0 0 auto; width: 1.2rem; height: 1.2rem; margin: 0; accent-color: var(--accent); }
         .option span { display: flex; flex-direction: column; }
         .actions { display: flex; flex-direction: column; gap: .6rem; margin-top: 1.5rem; }
         button { font: inherit; font-weight: 600; padding: .8rem 1rem; border-radius: 12px; cursor: pointer;
           min-height: 44px; }
-        .primary { background: var(--accent); color: #fff; border: 0; }
+        .primary { background: var(--primary-bg); color: #fff; border: 0; }
         .secondary { background: transparent; color: var(--accent); border: 1px solid var(--line); }
         code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; word-break: break-all; }
         dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem .75rem; }

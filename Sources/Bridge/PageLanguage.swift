@@ -23,10 +23,16 @@ public struct LanguageSelection<Next: HTTPResponder>: HTTPResponder {
     }
 
     public func respond(to request: Request) throws -> Response {
+        try Self.respond(to: request, negotiation: negotiation) { try next.respond(to: $0) }
+    }
+
+    /// Runs `handler` with the request's page language, then marks an HTML answer with it.
+    static func respond(to request: Request, negotiation: LanguageNegotiation,
+                        _ handler: (Request) throws -> Response) throws -> Response {
         let picked = request.query["lang"].flatMap { negotiation.match($0, allowPrefix: false) }
         let language = negotiation.choose(explicit: picked, remembered: request.cookies[PageLanguage.cookieName],
                                           acceptLanguage: request.headers["Accept-Language"])
-        var response = try PageLanguage.$current.withValue(language) { try next.respond(to: request) }
+        var response = try PageLanguage.$current.withValue(language) { try handler(request) }
         if let picked, picked != request.cookies[PageLanguage.cookieName] {
             response.setCookie(Cookie(name: PageLanguage.cookieName, value: picked, path: "/",
                                       maxAge: PageLanguage.cookieLifetime, sameSite: .lax))

@@ -71,37 +71,70 @@ public struct Pages: Sendable {
     /// A page that says what went wrong, in words a person understands, with one way onward.
     public func error(status: Int, heading: String, message: String, detail: String? = nil,
                       retryURL: String? = "/login", language: String? = nil) -> Response {
-        var context: [String: MustacheValue] = [
-            "heading": .string(heading), "message": .string(message), "status": .int(status),
-            "isFailure": .bool(status >= 400),
-        ]
-        if let detail { context["detail"] = .string(detail) }
-        context["action"] = action(retryURL: retryURL, status: status, language: self.language(language))
-        return render("error", status: status, language: language, context)
+        let language = self.language(language)
+        return error(status: status, heading: heading, message: message, detail: detail,
+                     action: defaultAction(retryURL: retryURL, status: status), language: language)
     }
 
     /// The error page for a reason code: heading and message are the catalog's `error.<reason>.heading` and
     /// `error.<reason>.message` (plural-aware with `count`, placeholders filled from `arguments`).
     public func error(status: Int, reason: String, count: Int? = nil, arguments: [String: String] = [:],
                       detail: String? = nil, retryURL: String? = "/login", language: String? = nil) -> Response {
+        error(status: status, reason: reason, count: count, arguments: arguments, detail: detail,
+              action: defaultAction(retryURL: retryURL, status: status), language: language)
+    }
+
+    /// The error page for a reason code with the given way onward (and any further template values in `extra`).
+    func error(status: Int, reason: String, count: Int? = nil, arguments: [String: String] = [:], detail: String? = nil,
+               action: PageAction?, extra: [String: MustacheValue] = [:], language: String? = nil) -> Response {
         let language = self.language(language)
         return error(status: status,
                      heading: catalogs.format("error.\(reason).heading", language: language, count: count, arguments),
                      message: catalogs.format("error.\(reason).message", language: language, count: count, arguments),
-                     detail: detail, retryURL: retryURL, language: language)
+                     detail: detail, action: action, extra: extra, language: language)
+    }
+
+    func error(status: Int, heading: String, message: String, detail: String?, action: PageAction?,
+               extra: [String: MustacheValue] = [:], language: String) -> Response {
+        var context = extra
+        context["heading"] = .string(heading)
+        context["message"] = .string(message)
+        context["status"] = .int(status)
+        // A page may present a refusal calmly (no alarm icon, no status line) by giving `isFailure: false`.
+        if context["isFailure"] == nil { context["isFailure"] = .bool(status >= 400) }
+        if let detail { context["detail"] = .string(detail) }
+        if let action {
+            context["action"] = .object(["href": .string(action.href),
+                                         "label": .string(catalogs.format(action.labelKey, language: language))])
+        }
+        return render("error", status: status, language: language, context)
     }
 
     /// One action: back to where trying again makes sense, or back to the start.
-    func action(retryURL: String?, status: Int, language: String) -> MustacheValue {
+    func defaultAction(retryURL: String?, status: Int) -> PageAction {
         let href = retryURL ?? "/login"
-        let key: String
         switch (href, retryURL != nil && status >= 400) {
-        case ("/session", _): key = "error.action.account"
-        case (_, true): key = "error.action.retry"
-        default: key = "error.action.start"
+        case ("/session", _): return PageAction(href: href, labelKey: "error.action.account")
+        case (_, true): return PageAction(href: href, labelKey: "error.action.retry")
+        default: return PageAction(href: href, labelKey: "error.action.start")
         }
-        return .object(["href": .string(href), "label": .string(catalogs.format(key, language: language))])
     }
+
+    /// A message's plural forms with `{count}` left in, for a script that counts (e.g. `one`, `other`).
+    func pluralForms(_ key: String, language: String? = nil) -> [String: MustacheValue] {
+        guard case .plural(let forms)? = catalogs.catalog(self.language(language)).messages[key] else { return [:] }
+        return Dictionary(uniqueKeysWithValues: forms.map { ($0.key.rawValue, MustacheValue.string($0.value)) })
+    }
+}
+
+/// The one way onward an error page offers: where it goes and the catalog key of its label.
+struct PageAction: Sendable, Equatable {
+    var href: String
+    var labelKey: String
+
+    static let signIn = PageAction(href: "/login", labelKey: "error.action.start")
+    static let tryAgain = PageAction(href: "/login", labelKey: "error.action.retry")
+    static let account = PageAction(href: "/session", labelKey: "error.action.account")
 }
 
 // MARK: - What every page gets
@@ -136,7 +169,10 @@ extension Pages {
         context["statusLine"] = .string(catalogs.format("error.status_line", language: language, arguments))
         // The switch's links only work where LanguageSelection reads `?lang=`, which is what sets PageLanguage.
         if Self.languageSwitchPages.contains(name), catalogs.languages.count > 1, PageLanguage.current != nil {
-            context["languageLinks"] = languageLinks(path: "/" + name, current: language)
+            var path = "/" + name
+            // A query the page must keep across the switch (the login page's allowed return_to).
+            if case .string(let query)? = given["languageQuery"], !query.isEmpty { path += "?" + query + "&" } else { path += "?" }
+            context["languageLinks"] = languageLinks(path: path, current: language)
             context["hasLanguageLinks"] = true
         }
         return context
@@ -169,11 +205,12 @@ extension Pages {
         object[head] = .object(child)
     }
 
+    /// Links to this page in each language; `path` ends in `?` or `&`.
     func languageLinks(path: String, current: String) -> MustacheValue {
         .array(catalogs.languages.map { code in
             .object([
                 "code": .string(code), "name": .string(catalogs.format("language.name", language: code)),
-                "href": .string("\(path)?lang=\(code)"), "current": .bool(code == current),
+                "href": .string("\(path)lang=\(code)"), "current": .bool(code == current),
             ])
         })
     }

@@ -179,7 +179,7 @@ struct AppleServerSideTests {
         let deleted = try browser.post("/account/delete", form: [("csrf", csrf), ("confirm", "yes")])
         #expect(deleted.status == 200)
         let text = HTMLDocument(deleted.text).text
-        #expect(text.contains("nothing to revoke"))
+        #expect(text.contains("no access to revoke"))
         #expect(!text.contains("has been revoked"))
     }
 

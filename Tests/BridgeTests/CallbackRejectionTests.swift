@@ -11,6 +11,7 @@ import TestSupport
 @Suite("Callback rejections", .serialized)
 struct CallbackRejectionTests {
     /// Opens a login in a fresh browser and posts `fields(login)` as Apple would.
+    /// `reason` is the rejection's code, which the page carries as `data-reason` (its words are for people).
     func rejected(_ harness: BridgeHarness, status: Int, heading: String, reason: String? = nil,
                   fields: (TestBrowser.LoginPage) throws -> [(String, String)]) throws {
         let browser = TestBrowser(harness)
@@ -21,7 +22,7 @@ struct CallbackRejectionTests {
         #expect(response.setCookieHeader("asb_session") == nil)
         let page = HTMLDocument(response.text)
         #expect(page.first("//h1")?.text.contains(heading) == true, "heading was: \(page.first("//h1")?.text ?? "none")")
-        if let reason { #expect(page.text.contains(reason), "page text: \(page.text)") }
+        if let reason { #expect(page.first("//p[@class='status-code']")?.attributes["data-reason"] == reason) }
         #expect(!response.text.contains("eyJ"), "the page must not echo a token")
         #expect(try harness.userCount() == usersBefore)
         #expect(try browser.get("/session").status == 303)
@@ -37,7 +38,7 @@ struct CallbackRejectionTests {
     @Test("alg none is refused before any crypto")
     func algNone() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "algorithm \"none\"") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "algorithm_not_allowed") { login in
             let header = Base64URL.encode(Array(#"{"alg":"none","kid":"x"}"#.utf8))
             let claims = Base64URL.encode(Array("{\"iss\":\"https://appleid.apple.com\",\"aud\":\"\(BridgeHarness.servicesID)\",\"sub\":\"evil\",\"nonce\":\"\(login.nonce)\",\"exp\":\(Int(Date().timeIntervalSince1970) + 600),\"iat\":\(Int(Date().timeIntervalSince1970))}".utf8))
             return [("state", login.state), ("id_token", "\(header).\(claims).")]
@@ -47,7 +48,7 @@ struct CallbackRejectionTests {
     @Test("HS256 signed with Apple's public key is refused")
     func hs256KeyConfusion() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "algorithm \"HS256\"") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "algorithm_not_allowed") { login in
             let jwks = harness.simulator.jwks.serialized()
             let header = Base64URL.encode(Array("{\"alg\":\"HS256\",\"kid\":\"\(harness.simulator.currentKeyID)\"}".utf8))
             let claims = Base64URL.encode(Array("{\"iss\":\"https://appleid.apple.com\",\"aud\":\"\(BridgeHarness.servicesID)\",\"sub\":\"evil\",\"nonce\":\"\(login.nonce)\",\"exp\":\(Int(Date().timeIntervalSince1970) + 600),\"iat\":\(Int(Date().timeIntervalSince1970))}".utf8))
@@ -59,7 +60,7 @@ struct CallbackRejectionTests {
     @Test("a bad signature is refused")
     func badSignature() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "signature") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "bad_signature") { login in
             let token = try webToken(harness, login)
             var parts = token.split(separator: ".").map(String.init)
             var signature = Base64URL.decode(parts[2])!
@@ -72,7 +73,7 @@ struct CallbackRejectionTests {
     @Test("a signature over altered claims is refused")
     func alteredClaims() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "signature") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "bad_signature") { login in
             let token = try webToken(harness, login)
             let other = try webToken(harness, login) { $0.subject = "someone.else" }
             let parts = token.split(separator: ".")
@@ -87,7 +88,7 @@ struct CallbackRejectionTests {
         #expect(try TestBrowser(harness).signIn().status == 303)
         let fetchesBefore = harness.simulator.jwksFetchCount
         harness.clock.advance(31)
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "not one of Apple's published keys") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "unknown_kid") { login in
             [("state", login.state), ("id_token", try webToken(harness, login, header: ["kid": .string("unknown-kid")]))]
         }
         #expect(harness.simulator.jwksFetchCount == fetchesBefore + 1)
@@ -96,7 +97,7 @@ struct CallbackRejectionTests {
     @Test("a wrong issuer is refused")
     func wrongIssuer() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "not Apple") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "wrong_issuer") { login in
             [("state", login.state), ("id_token", try webToken(harness, login) { $0.issuer = "https://evil.example" })]
         }
     }
@@ -104,7 +105,7 @@ struct CallbackRejectionTests {
     @Test("a token for another client is refused")
     func wrongAudience() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "not this service") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "wrong_audience") { login in
             [("state", login.state), ("id_token", try webToken(harness, login) { $0.audience = "com.other.web" })]
         }
     }
@@ -112,7 +113,7 @@ struct CallbackRejectionTests {
     @Test("a token naming several audiences is refused, even when one is ours")
     func severalAudiences() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "not this service") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "wrong_audience") { login in
             [("state", login.state), ("id_token", try webToken(harness, login) {
                 $0.extra["aud"] = .array([.string(BridgeHarness.servicesID), "com.attacker.app"])
             })]
@@ -122,7 +123,7 @@ struct CallbackRejectionTests {
     @Test("an expired token is refused")
     func expired() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "expired") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "token_expired") { login in
             [("state", login.state), ("id_token", try webToken(harness, login) {
                 $0.issuedAt = Date().addingTimeInterval(-900)
                 $0.expiresIn = 600
@@ -133,7 +134,7 @@ struct CallbackRejectionTests {
     @Test("a token issued in the future is refused")
     func issuedInFuture() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "future") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "issued_in_future") { login in
             [("state", login.state), ("id_token", try webToken(harness, login) { $0.issuedAt = Date().addingTimeInterval(300) })]
         }
     }
@@ -141,7 +142,7 @@ struct CallbackRejectionTests {
     @Test("a token without a subject is refused")
     func missingSubject() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "no subject") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "missing_subject") { login in
             [("state", login.state), ("id_token", try webToken(harness, login) { $0.removed = ["sub"] })]
         }
     }
@@ -149,7 +150,7 @@ struct CallbackRejectionTests {
     @Test("a nonce of another sign-in is refused")
     func nonceMismatch() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "nonce does not match") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "nonce_mismatch") { login in
             [("state", login.state), ("id_token", try harness.token(nonce: "another-nonce"))]
         }
     }
@@ -157,7 +158,7 @@ struct CallbackRejectionTests {
     @Test("a Services-ID token without a nonce is refused")
     func servicesIDWithoutNonce() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "no nonce") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "missing_nonce") { login in
             [("state", login.state), ("id_token", try harness.token(nonce: nil))]
         }
     }
@@ -165,7 +166,7 @@ struct CallbackRejectionTests {
     @Test("a c_hash that does not match the code is refused")
     func codeHashMismatch() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "c_hash") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "code_hash_mismatch") { login in
             [("state", login.state), ("code", "the-real-code"), ("id_token", try webToken(harness, login, code: "another-code"))]
         }
     }
@@ -173,7 +174,7 @@ struct CallbackRejectionTests {
     @Test("a garbage token is refused")
     func garbageToken() throws {
         let harness = try BridgeHarness()
-        try rejected(harness, status: 401, heading: verifyHeading, reason: "malformed") { login in
+        try rejected(harness, status: 401, heading: verifyHeading, reason: "malformed_token") { login in
             [("state", login.state), ("id_token", "this-is-not-a-token")]
         }
     }
@@ -285,7 +286,7 @@ struct CallbackRejectionTests {
         let login = try browser.openLogin()
         let response = try browser.post("/apple_redirect", form: [("state", login.state), ("id_token", String(repeating: "a", count: 70_000))])
         #expect(response.status == 413)
-        #expect(HTMLDocument(response.text).first("//h1") != nil)
+        #expect(HTMLDocument(response.text).first("//h1")?.text == "Too much was sent", "the listener's refusal takes the catalog's words")
         #expect(response.header("Content-Security-Policy")?.hasPrefix("default-src 'none'") == true)
         #expect(try harness.userCount() == 0)
     }

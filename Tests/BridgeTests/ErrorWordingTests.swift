@@ -1,8 +1,10 @@
 import AppleID
 @testable import Bridge
+import Foundation
+import HTTPServer
 import Testing
 
-/// Every reason code a page can show has its heading and message in the one wording table.
+/// Every reason code a page can show has its heading and message in the catalogs (`Locales/`), in every language.
 @Suite("Error wording by reason code")
 struct ErrorWordingTests {
     static let rejections: [TokenRejection] = [
@@ -20,23 +22,28 @@ struct ErrorWordingTests {
         .deletionNotFromThisSite, .duplicateCookie, .appleReportedError(nil),
     ] + AppleOAuthError.allCases.map { .appleReportedError($0) }
 
-    @Test("each sign-in failure and page refusal has its own wording, not a fallback")
-    func everyCodeHasWording() {
-        let descriptions = Self.failures.map { WebErrorPresenter.describe(failure: $0) }
-            + Self.refusals.filter { refusal in
-                // Only the errors the callback names are shown by name; the rest read as "other".
-                guard case let .appleReportedError(error?) = refusal else { return true }
-                return AppleRedirect.reportedAppleErrors.contains(error)
-            }.map { WebErrorPresenter.describe(refusal: $0) }
-        let missing = descriptions.map(\.reasonCode).filter { ErrorWording.wording(for: $0) == nil }
-        #expect(missing.isEmpty)
-    }
+    static func pages() throws -> Pages { try Pages(directory: packageRoot + "/Templates", devMode: false) }
 
-    @Test("placeholders are filled; an unknown code has no wording")
-    func placeholders() {
-        let wording = ErrorWording.wording(for: "too_many_sign_in_attempts", arguments: ["seconds": "42"])
-        #expect(wording?.message == "Please wait 42 seconds and try again.")
-        #expect(ErrorWording.wording(for: "no_such_code") == nil)
+    @Test("each sign-in failure, page refusal and HTTP refusal has its own wording in every catalog, not a fallback")
+    func everyCodeHasWording() throws {
+        let catalogs = try Self.pages().catalogs
+        var descriptions = Self.failures.map { WebErrorPresenter.describe(failure: $0) }
+            + Self.refusals.map { WebErrorPresenter.describe(refusal: $0) }
+        descriptions.append(try #require(WebErrorPresenter.describe(RateLimited(retryAfter: 3))))
+        for (status, path, method) in [(404, "/nope", "GET"), (404, "/public/x.css", "GET"), (405, "/login", "POST"),
+                                       (405, "/logout", "GET"), (405, "/apple_redirect", "GET"),
+                                       (405, "/account/delete", "GET"), (415, "/apple_redirect", "POST")] {
+            descriptions.append(WebErrorPresenter.describe(httpError: HTTPError(status, "x"),
+                                                           request: Request(method: method, path: path)))
+        }
+        var missing: [String] = []
+        for language in catalogs.languages {
+            let messages = catalogs.catalog(language).messages
+            missing += descriptions.map(\.catalogCode)
+                .filter { messages["error.\($0).heading"] == nil || messages["error.\($0).message"] == nil }
+                .map { "\(language): \($0)" }
+        }
+        #expect(missing.isEmpty)
     }
 
     @Test("the web and the API give a sign-in failure the same status")

@@ -188,8 +188,8 @@ final class TestBrowser {
         return response
     }
 
-    func openLogin() throws -> LoginPage {
-        let response = try get("/login")
+    func openLogin(_ path: String = "/login") throws -> LoginPage {
+        let response = try get(path)
         let document = HTMLDocument(response.text)
         guard response.status == 200, let link = document.first("//a[@id='apple-signin']"),
               let href = link.attributes["href"], let state = link.attributes["data-state"],

@@ -110,6 +110,10 @@ struct WebSignInTests {
         let forged = try browser.post("/logout", form: [("csrf", "forged")])
         #expect(forged.status == 403)
         #expect(try browser.get("/session").status == 200)
+        // A stale tab's sign-out is explained, and the page's own Sign out button works.
+        let fresh = HTMLDocument(forged.text).formFields("//form[@action='/logout']").first { $0.name == "csrf" }?.value
+        #expect(fresh == csrf)
+        #expect(HTMLDocument(forged.text).first("//p[@class='status-code']") == nil, "said calmly, without an error code")
         // A cross-site form carries no Lax cookie: nothing happens, and no cookie is cleared.
         let crossSite = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/logout",
                                                   headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "")
@@ -117,7 +121,8 @@ struct WebSignInTests {
         #expect(crossSite.headerValues("Set-Cookie").isEmpty)
         let out = try browser.post("/logout", form: [("csrf", csrf)])
         #expect(out.status == 303)
-        #expect(out.header("Location") == "/login")
+        #expect(out.header("Location") == "/login?signed_out=1")
+        #expect(HTMLDocument(try browser.get("/login?signed_out=1").text).first("//p[@id='signed-out']")?.text == "You are signed out.")
         #expect(out.setCookieHeader("asb_session")?.contains("Max-Age=0") == true)
         let after = try browser.get("/session")
         #expect(after.status == 303)

@@ -1,7 +1,8 @@
 """Real-browser tests: headless Chromium against `apple-signin-bridge dev` and its Apple ID simulator.
 
-Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge and the JS SDK mode with a CDN that never
-answers; checks every page of the bridge with axe-core at phone (390x844, 3x) and desktop (1280x800) sizes, light
+Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge, the JS SDK mode with a CDN that never
+answers, Korean pages, Continue as, sign-out (confirmed, and from a stale tab), GET on POST-only addresses,
+return_to allowed and refused, and the rate-limit page; checks every page of the bridge and the simulator with axe-core at phone (390x844, 3x) and desktop (1280x800) sizes, light
 and dark (no serious or critical violation allowed), and writes a screenshot of each to the screenshot folder.
 Usage: run_browser_tests.py EXECUTABLE RESOURCES_DIR SCREENSHOT_DIR
 Prints one line per check and closes with "N passed, N failed"; exits 1 if anything failed."""
@@ -197,7 +198,12 @@ def web_sign_in(s, server):
     page.js("document.getElementById('apple-signin').click()")
     at_apple = page.wait_for("location.pathname === '/auth/authorize' && document.readyState === 'complete'")
     check("the tap leads to the simulator's consent page", at_apple)
-    s.check_page("simulator-consent", enforce=False)
+    s.check_page("simulator-consent")
+    s.emulate(390, 844, 3, True, "light")
+    page.settle()
+    widths = page.js("[...document.querySelectorAll('.option input')].map(e => Math.round(e.getBoundingClientRect().width))")
+    check("on a phone the simulator's radio buttons keep their size", bool(widths) and min(widths) >= 19, str(widths))
+    s.reset_emulation()
     s.consent(hide_email=True)
     signed_in = page.wait_for("location.pathname === '/session' && document.readyState === 'complete'", 15)
     check("web sign-in lands on /session", signed_in,
@@ -214,8 +220,139 @@ def web_sign_in(s, server):
     s.reset_emulation()
     page.js("document.querySelector('details.technical summary').click()")
     s.check_page("session-details")
+    page.navigate(server.base + "/login")
+    shown = page.js("document.getElementById('continue') && document.getElementById('continue').innerText") or ""
+    check("signed in, /login offers Continue as the person", shown.startswith("Continue as "), shown)
+    check("... and the way to use another Apple ID", page.js("document.getElementById('apple-signin') !== null"))
+    s.check_page("login-continue")
+    page.navigate(server.base + "/session")
     page.js("document.querySelector('form[action=\"/logout\"] button').click()")
-    check("Sign out returns to /login", page.wait_for("location.pathname === '/login'", 10))
+    check("Sign out returns to /login and says so", page.wait_for(
+        "location.pathname === '/login' && document.getElementById('signed-out') !== null", 10))
+    check("the confirmation reads You are signed out",
+          page.js("document.getElementById('signed-out').innerText") == "You are signed out.")
+    s.check_page("signed-out")
+
+
+def stale_sign_out(s, server):
+    """A tab whose CSRF token went stale: the sign-out is explained and its own button works."""
+    page, check = s.page, s.results.check
+    s.start_sign_in(server)
+    s.consent()
+    page.wait_for("location.pathname === '/session' && document.readyState === 'complete'", 15)
+    page.js("document.querySelector('form[action=\"/logout\"] input[name=csrf]').value = 'stale'")
+    page.js("document.querySelector('form[action=\"/logout\"] button').click()")
+    shown = page.wait_for("document.getElementById('sign-out') !== null", 10)
+    check("a stale sign-out asks again kindly, with a working button", shown,
+          page.js("document.querySelector('h1') && document.querySelector('h1').innerText") or "")
+    s.check_page("sign-out-stale")
+    page.js("document.getElementById('sign-out').click()")
+    check("its Sign out button signs out", page.wait_for(
+        "location.pathname === '/login' && document.getElementById('signed-out') !== null", 10))
+
+
+def simulator_pages(s, server):
+    """The simulator's other pages are held to the same axe rules as the bridge's."""
+    page, check = s.page, s.results.check
+    page.navigate(server.simulator + "/")
+    check("the simulator's banner sits in a landmark",
+          page.js("document.querySelector('.banner').closest('header, main, nav, footer, aside, [role=banner], "
+                  "[role=main], [role=contentinfo], [role=navigation], [role=region]') !== null"))
+    s.check_page("simulator-home")
+    page.navigate(server.simulator + "/auth/authorize")
+    s.check_page("simulator-error")
+
+
+def korean(s, server):
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    page.call("Network.setExtraHTTPHeaders", headers={"Accept-Language": "ko-KR,ko;q=0.9,en;q=0.5"})
+    try:
+        page.navigate(server.base + "/login")
+        check("Accept-Language: ko gives the Korean login page", page.js("document.documentElement.lang") == "ko"
+              and page.js("document.querySelector('#apple-signin').innerText.trim()") == "Apple로 로그인")
+        check("Korean text renders in a CJK font, not boxes",
+              page.js("document.fonts.check('16px sans-serif', '로그인')") is True)
+        s.check_page("login-ko")
+        page.navigate(server.base + "/no-such-page")
+        check("the Korean 404 page", page.js("document.querySelector('h1').innerText") == "페이지를 찾을 수 없습니다")
+        s.check_page("not-found-ko")
+        s.start_sign_in(server)
+        page.js("document.querySelector('button[value=cancel]').click()")
+        page.wait_for("document.querySelector('h1') && document.querySelector('h1').innerText === '로그인이 취소되었습니다'", 10)
+        s.check_page("cancelled-ko")
+        page.navigate(server.base + "/login")
+        page.js("document.querySelector('nav.languages a[hreflang=en]').click()")
+        check("the language switch turns the page English", page.wait_for(
+            "document.documentElement.lang === 'en' && document.readyState === 'complete'", 10))
+        page.navigate(server.base + "/login")
+        check("... and the choice is remembered over Accept-Language", page.js("document.documentElement.lang") == "en")
+    finally:
+        page.call("Network.setExtraHTTPHeaders", headers={})
+        page.call("Network.clearBrowserCookies")
+
+
+def rate_limited(s, server):
+    """Past the limit, /login answers with a page that counts down and then continues by itself."""
+    page, check = s.page, s.results.check
+    flooding = threading.Event()
+    flooding.set()
+
+    def flood():  # the same loopback address as the browser, so it spends the browser's allowance
+        while flooding.is_set():
+            try:
+                urllib.request.urlopen(server.base + "/login", timeout=5).read()
+            except OSError:
+                pass
+
+    threads = [threading.Thread(target=flood, daemon=True) for _ in range(4)]
+    page.call("Fetch.enable", patterns=[{"urlPattern": "*/public/js/retry-countdown.js*", "requestStage": "Request"}])
+    try:
+        for thread in threads:
+            thread.start()
+        time.sleep(1.0)
+        page.call("Page.navigate", url=server.base + "/login")
+        paused = page.wait_event("Fetch.requestPaused", 15)
+        flooding.clear()
+        check("past the limit /login shows the rate-limit page", paused is not None
+              and page.wait_for("document.getElementById('retry-countdown') !== null", 5))
+        if paused is None:
+            return
+        check("its button waits", page.js("document.getElementById('retry-button').getAttribute('aria-disabled')") == "true")
+        s.check_page("rate-limited", loading=True)
+        page.call("Fetch.continueRequest", requestId=paused["requestId"])
+    finally:
+        flooding.clear()
+        page.call("Fetch.disable")
+    check("when the wait is over the page continues to the login page by itself", page.wait_for(
+        "document.getElementById('apple-signin') !== null", 15))
+
+
+def post_only_pages(s, server):
+    page, check = s.page, s.results.check
+    for path, onward, name in [("/apple_redirect", "/login", "get-apple-redirect"), ("/logout", "/session", "get-logout"),
+                               ("/account/delete", "/session", "get-account-delete")]:
+        page.navigate(server.base + path)
+        link = page.js("document.querySelector('main a.button-primary') && "
+                       "document.querySelector('main a.button-primary').getAttribute('href')")
+        check(f"GET {path} explains and offers the way onward", link == onward
+              and "Method Not Allowed" not in (page.js("document.body.innerText") or ""), str(link))
+        s.check_page(name)
+
+
+def return_to(s, server):
+    page, check = s.page, s.results.check
+    for target, expected, label in [("/session?from=return", "?from=return", "allowed"),
+                                    ("//evil.example/", "", "refused")]:
+        page.call("Network.clearBrowserCookies")
+        page.navigate(server.base + "/login?return_to=" + urllib.parse.quote(target, safe=""))
+        page.js("document.getElementById('apple-signin').click()")
+        page.wait_for("location.pathname === '/auth/authorize' && document.readyState === 'complete'", 10)
+        s.consent()
+        landed = page.wait_for("location.host === '%s' && location.pathname === '/session'"
+                               " && document.readyState === 'complete'" % f"127.0.0.1:{server.port}", 15)
+        check(f"return_to {label}: lands on /session{expected}", landed and page.js("location.search") == expected,
+              page.js("location.href") or "")
 
 
 def account_deletion(s, server):
@@ -385,6 +522,10 @@ def not_found(s, server):
           page.js("document.querySelector('h1').innerText") == "Page not found"
           and page.js("document.querySelectorAll('main a').length") == 1)
     s.check_page("not-found")
+    page.navigate(server.base + "/public/no-such-file.png")
+    check("a missing /public/ file is a styled page", page.js("document.querySelector('link[rel=stylesheet]') !== null")
+          and page.js("document.querySelector('h1').innerText") == "Page not found")
+    s.check_page("public-not-found")
 
 
 def main():
@@ -394,7 +535,7 @@ def main():
     servers = []
     browser = None
     try:
-        plain = Server()
+        plain = Server({"BRIDGE_SITE_NAME": "Example Shop", "BRIDGE_RETURN_URLS": "/session?from=return"})
         servers.append(plain)
         sdk = Server({"APPLE_JS_SDK": "1"})
         servers.append(sdk)
@@ -408,6 +549,8 @@ def main():
         session.reset_emulation()
         for flow, args in [(web_sign_in, (plain,)), (account_deletion, (plain,)), (cancel, (plain,)),
                            (repost, (plain,)), (webview_bridge, (plain,)), (not_found, (plain,)),
+                           (stale_sign_out, (plain,)), (simulator_pages, (plain,)), (korean, (plain,)), (post_only_pages, (plain,)),
+                           (return_to, (plain,)), (rate_limited, (plain,)),
                            (js_sdk_cdn_never_answers, (sdk, black_hole)), (js_sdk_webview, (sdk, black_hole))]:
             began = time.time()
             try:

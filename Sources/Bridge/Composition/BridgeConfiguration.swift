@@ -37,6 +37,8 @@ public struct BridgeConfiguration: Sendable {
     public var metricsToken: String?
     /// Origins whose JavaScript may call `/api/auth/*` and `/api/me` (BRIDGE_CORS_ORIGINS); empty: no CORS.
     public var corsOrigins: [String]
+    /// The operator's brand and the destination after signing in.
+    public var site: SiteSettings
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -56,7 +58,7 @@ public struct BridgeConfiguration: Sendable {
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
         "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
         "BRIDGE_CORS_ORIGINS",
-    ]
+    ] + SiteSettings.keys
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
     /// environment does not set. Unknown `BRIDGE_`/`APPLE_` keys in the file are refused, as they are usually typos.
@@ -90,6 +92,7 @@ public struct BridgeConfiguration: Sendable {
         trustedProxies = try Self.trustedProxies(settings)
         metricsToken = try Self.metricsToken(settings)
         corsOrigins = try Self.corsOrigins(settings)
+        site = try SiteSettings(settings.value)
     }
 
     /// The raw values, blank ones read as unset.

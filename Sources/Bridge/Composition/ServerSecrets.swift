@@ -9,12 +9,15 @@ struct ServerSecrets: Sendable {
     let appleTokenKey: [UInt8]
     /// Signs the service's access tokens.
     let accessTokenKey: HS256Key
+    /// Signs the `return_to` a login attempt carries in a cookie, bound to that attempt's state.
+    let returnDestinationKey: [UInt8]
     /// Signs CSRF tokens (derived from the session rather than stored): the secret itself, an HMAC key already.
     var csrfKey: [UInt8] { secretKey }
 
     init(secretKey: [UInt8]) throws(ConfigurationError) {
         self.secretKey = secretKey
         appleTokenKey = try Self.derive(secretKey, purpose: "apple-refresh-token-v1")
+        returnDestinationKey = try Self.derive(secretKey, purpose: "return-destination-v1")
         let accessTokenSecret = try Self.derive(secretKey, purpose: "access-token-v1")
         do {
             accessTokenKey = try HS256Key(secret: accessTokenSecret)

@@ -1,27 +1,43 @@
 import AppleID
 import HTTPServer
+import Mustache
 
-/// Turns what a page route threw into the error page a person sees: the status, and the heading and message that
-/// `ErrorWording` holds for the error's reason code.
+/// Turns what a page route threw into the error page a person sees: the status, and the heading and message the
+/// catalogs hold for the error's reason code (`error.<code>.heading`, `error.<code>.message` in `Locales/`).
 struct WebErrorPresenter: ErrorPresenter {
     /// What the page says, before it is rendered.
     struct Description: Equatable {
         var status: Int
+        /// The stable code: the `reason` label of the rejection metrics and logs.
         var reasonCode: String
+        /// The catalog entry (`error.<wordingCode>.*`) when it differs from the reason code.
+        var wordingCode: String?
         var arguments: [String: String] = [:]
+        var count: Int?
         var detail: String?
-        var retryURL: String? = "/login"
-        /// Whose wording to show if the table has none for `reasonCode` (a rejection code added to the verifier later).
-        var fallbackReasonCode = "internal_error"
+        var action: PageAction? = .tryAgain
+        /// Seconds after which the page continues by itself (a rate limit's wait).
+        var countdown: Int?
+        /// Said calmly, without the alarm icon and status line: nothing went wrong for the person.
+        var calm = false
+        /// Whose wording to show if the catalogs have none for this code (a rejection code added to the verifier later).
+        var fallbackCode = "internal_error"
+
+        var catalogCode: String { wordingCode ?? reasonCode }
     }
+
+    /// Friendly words for a GET (a reload, a bookmark) on an address that only takes a form post, and where to go.
+    static let postOnlyPages: [String: (code: String, action: PageAction)] = [
+        "/apple_redirect": ("get_apple_redirect", .signIn),
+        "/logout": ("get_logout", .account),
+        "/account/delete": ("get_account_delete", .account),
+    ]
 
     let pages: Pages
 
     func response(for error: any Error, to request: Request) -> Response? {
         if let error = error as? HTTPError {
-            let heading = error.status == 404 ? ErrorWording.wording(for: "not_found")?.heading : nil
-            var response = pages.error(status: error.status, heading: heading ?? HTTPError.reasonPhrase(error.status),
-                                       message: error.message, retryURL: nil)
+            var response = page(Self.describe(httpError: error, request: request))
             for field in error.headers { response.headers.set(field.name, field.value) }
             return response
         }
@@ -32,15 +48,37 @@ struct WebErrorPresenter: ErrorPresenter {
     }
 
     func internalError(for request: Request) -> Response {
-        page(Description(status: 500, reasonCode: "internal_error", retryURL: nil))
+        page(Description(status: 500, reasonCode: "internal_error", action: nil))
     }
 
     func page(_ description: Description) -> Response {
-        let wording = ErrorWording.wording(for: description.reasonCode, arguments: description.arguments)
-            ?? ErrorWording.wording(for: description.fallbackReasonCode)
-            ?? ErrorWording.Entry(heading: HTTPError.reasonPhrase(description.status), message: "")
-        return pages.error(status: description.status, heading: wording.heading, message: wording.message,
-                           detail: description.detail, retryURL: description.retryURL)
+        var code = description.catalogCode
+        if !pages.catalogs.contains("error.\(code).heading") { code = description.fallbackCode }
+        // The precise reason stays machine-readable on the page (for support and tests), not in the words.
+        var extra: [String: MustacheValue] = ["reason": .string(description.reasonCode)]
+        if description.calm { extra["isFailure"] = false }
+        if let seconds = description.countdown {
+            extra["countdown"] = .object(["seconds": .int(seconds), "forms": .object(pages.pluralForms("error.\(code).message", language: nil))])
+        }
+        return pages.error(status: description.status, reason: code, count: description.count,
+                           arguments: description.arguments, detail: description.detail, action: description.action,
+                           extra: extra)
+    }
+
+    /// An error the HTTP layer raised (no route, wrong method, a bad static path, a body that is not a form).
+    static func describe(httpError error: HTTPError, request: Request) -> Description {
+        if error.status == 405, request.method == "GET" || request.method == "HEAD",
+           let friendly = postOnlyPages[request.path] {
+            return Description(status: 405, reasonCode: friendly.code, action: friendly.action, calm: true)
+        }
+        let code = switch error.status {
+        case 404: request.path.hasPrefix("/public/") ? "file_not_found" : "not_found"
+        case 405: "method_not_allowed"
+        case 400 where request.path.hasPrefix("/public/"): "file_path_not_allowed"
+        case 415: "form_required"
+        default: "internal_error"
+        }
+        return Description(status: error.status, reasonCode: code, action: .signIn)
     }
 
     /// The status and reason code of an error a person can be shown; nil for an error that is not theirs.
@@ -49,8 +87,9 @@ struct WebErrorPresenter: ErrorPresenter {
         case let refusal as PageRefusal: describe(refusal: refusal)
         case let failure as SignInFailure: describe(failure: failure)
         case let limited as RateLimited:
-            Description(status: 429, reasonCode: "too_many_sign_in_attempts",
-                        arguments: ["seconds": String(limited.retryAfter)], retryURL: nil)
+            // The page waits and then continues by itself, so its button never leads straight back into the limit.
+            Description(status: 429, reasonCode: "too_many_sign_in_attempts", wordingCode: "rate_limited",
+                        count: limited.retryAfter, action: .tryAgain, countdown: limited.retryAfter)
         default: nil
         }
     }
@@ -62,9 +101,11 @@ struct WebErrorPresenter: ErrorPresenter {
         case .stateExpired: Description(status: 400, reasonCode: "state_expired")
         case .stateFromOtherBrowser: Description(status: 403, reasonCode: "state_other_browser")
         case .missingIDToken: Description(status: 400, reasonCode: "missing_id_token")
-        case let .appleReportedError(error): Description(status: 400, reasonCode: "apple_error_" + (error?.rawValue ?? "other"))
-        case .signOutNotFromThisSite: Description(status: 403, reasonCode: "sign_out_refused", retryURL: "/session")
-        case .deletionNotFromThisSite: Description(status: 403, reasonCode: "deletion_refused", retryURL: "/session")
+        case let .appleReportedError(error):
+            Description(status: 400, reasonCode: "apple_error_" + (error?.rawValue ?? "other"), wordingCode: "apple_error",
+                        arguments: ["code": error?.rawValue ?? "other"])
+        case .signOutNotFromThisSite: Description(status: 403, reasonCode: "sign_out_refused", action: .account)
+        case .deletionNotFromThisSite: Description(status: 403, reasonCode: "deletion_refused", action: .account)
         case .duplicateCookie: Description(status: 400, reasonCode: "duplicate_cookie")
         }
     }
@@ -73,7 +114,7 @@ struct WebErrorPresenter: ErrorPresenter {
         switch failure {
         case let .tokenRejected(rejection):
             return Description(status: rejection == .keysUnavailable ? 503 : 401, reasonCode: rejection.code,
-                               detail: "Reason: \(rejection.description).", fallbackReasonCode: "token_rejected")
+                               fallbackCode: "token_rejected")
         case .codeExchange(.missingCode): return Description(status: 400, reasonCode: "missing_code")
         case .codeExchange(.appleUnavailable): return Description(status: 503, reasonCode: "code_exchange_unavailable")
         case .codeExchange(.serverMisconfigured): return Description(status: 502, reasonCode: "apple_rejected_server")

@@ -35,6 +35,9 @@ struct AppleRedirect: Sendable {
     let webErrors: WebErrorPresenter
     let metrics: Metrics
     let logger: Logger
+    let returnDestination: ReturnDestination
+    /// Where a sign-in lands without an allowed `return_to` (`BRIDGE_AFTER_SIGN_IN_URL`).
+    let afterSignInURL: String
 
     func finish(_ request: Request, _ fields: FormFields) throws -> Response {
         if let error = fields["error"], !error.isEmpty { return try appleReportedError(error) }
@@ -62,9 +65,12 @@ struct AppleRedirect: Sendable {
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
             displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
-        var response = Response.redirect(to: "/session")
+        var response = Response.redirect(to: returnDestination.destination(request, state: state) ?? afterSignInURL)
         response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))
         response.setCookie(.expired(sessions.cookieNames.binding(forState: state), path: "/", sameSite: .none))
+        if request.cookies[ReturnDestination.cookieName(forState: state)] != nil {
+            response.setCookie(returnDestination.expiredCookie(state: state))
+        }
         return response
     }
 
@@ -97,7 +103,7 @@ struct AppleRedirect: Sendable {
             fields[name].map { .object(["name": .string(name), "value": .string($0)]) }
         }
         posted.append(.object(["name": .string(Self.repostMarker), "value": "1"]))
-        var response = pages.render("repost", ["title": "Finishing sign-in", "action": "/apple_redirect", "fields": .array(posted)])
+        var response = pages.render("repost", ["action": "/apple_redirect", "fields": .array(posted)])
         response.headers.set("Cache-Control", "no-store")  // it holds the identity token and code
         return response
     }
@@ -110,6 +116,6 @@ struct AppleRedirect: Sendable {
         }
         metrics.increment("bridge_callback_rejections_total", ["reason": "user_cancelled"])
         logger.info("sign_in_cancelled")
-        return webErrors.page(WebErrorPresenter.Description(status: 200, reasonCode: "user_cancelled"))
+        return webErrors.page(WebErrorPresenter.Description(status: 200, reasonCode: "user_cancelled", wordingCode: "cancelled"))
     }
 }

@@ -14,6 +14,7 @@ public final class BridgeApp: Sendable {
     let groups: RouteGroups
     let endpoints: Endpoints
     let pages: Pages
+    let logo: SiteLogo?
     let contentSecurityPolicy: String
 
     public var keys: JWKSCache { apple.keys }
@@ -28,7 +29,9 @@ public final class BridgeApp: Sendable {
         let secrets = try ServerSecrets(secretKey: secretKey)
         let metrics = Metrics()
         let clientAddresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
-        let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
+        let logo = try SiteLogo.load(configuration.site.logoPath, publicDirectory: resourcesDirectory + "/Public")
+        let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development,
+                              branding: Branding(siteName: configuration.site.siteName, logoURL: logo?.url))
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
                                       rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock,
@@ -41,6 +44,7 @@ public final class BridgeApp: Sendable {
         groups = RouteGroups(services)
         endpoints = try Endpoints(services, publicDirectory: resourcesDirectory + "/Public")
         self.pages = pages
+        self.logo = logo
         contentSecurityPolicy = ContentSecurityPolicy.header(allowingAppleJSSDK: configuration.useJSSDK)
     }
 
@@ -50,10 +54,10 @@ public final class BridgeApp: Sendable {
         let (login, redirect, session, native) = (endpoints.login, endpoints.appleRedirect, endpoints.sessionPages, endpoints.nativeAPI)
         var router = Router()
         router.add("GET", "/", web.page { _ in .redirect(to: "/login") })
-        router.add("GET", "/login", web.page(login.show))
+        router.add("GET", "/login", web.page(visiting: login.show))
         router.add("GET", "/session", web.signedIn(session.show))
-        router.add("POST", "/logout", web.signedIn(csrfRefusal: .signOutNotFromThisSite, signedOut: session.logoutWithoutSession,
-                                                   session.logout))
+        router.add("POST", "/logout", web.signedIn(csrfRefusal: .signOutNotFromThisSite, csrfMismatch: session.confirmSignOut,
+                                                   signedOut: session.logoutWithoutSession, session.logout))
         router.add("POST", "/account/delete", web.signedIn(csrfRefusal: .deletionNotFromThisSite, session.deleteAccount))
         router.add("POST", "/apple_redirect", apple.formPost(redirect.finish))
         router.add("POST", "/apple/notifications", apple.notification(endpoints.appleNotifications.receive))
@@ -74,16 +78,15 @@ public final class BridgeApp: Sendable {
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
         })
+        if let logo, logo.served != nil { router.add("GET", SiteLogo.servedPath, operations.endpoint(logo.respond)) }
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
         let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
-                                        plainTextErrors: groups.plainTextErrors)
+                                        plainTextErrors: groups.plainTextErrors, languages: pages.catalogs.negotiation)
         let browserHeaders = SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy,
                                              sessionCookieNames: [configuration.cookieNames.session])
         return StrictTransportSecurity(browserHeaders, isEnabled: configuration.isHTTPS)
     }
 
-    /// The client address of a connection from `peer` with these `X-Forwarded-For` fields, for the listener's
-    /// per-client limits: the same answer the rate limiter uses.
     /// Whether a connection's peer is a trusted reverse proxy (BRIDGE_TRUSTED_PROXIES), for the listener's
     /// per-client cap.
     public var isTrustedProxy: @Sendable (_ peer: String) -> Bool {
@@ -91,12 +94,16 @@ public final class BridgeApp: Sendable {
         return { peer in proxies.contains { $0.contains(peer) } }
     }
 
+    /// The client address of a connection from `peer` with these `X-Forwarded-For` fields, for the listener's
+    /// per-client limits: the same answer the rate limiter uses.
     public var clientAddressResolver: @Sendable (_ peer: String, _ forwardedFor: [String]) -> String {
         let clientAddresses = clientAddresses
         return { peer, forwardedFor in clientAddresses.clientAddress(peer: peer, forwardedFor: forwardedFor) }
     }
 
-    /// The listener's own refusals (413), shaped like every other error and with the same security headers.
+    /// The listener's own refusals (413, 400, 429, 503), shaped like every other error and with the same security
+    /// headers; their words come from the catalogs like every page's (in the default language: the listener answers
+    /// before the request's headers are read).
     public var refusalResponse: HTTPServer.Refusal {
         let (pages, policy, isHTTPS) = (pages, contentSecurityPolicy, configuration.isHTTPS)
         return { path, status, message in
@@ -104,7 +111,13 @@ public final class BridgeApp: Sendable {
             if UnroutedRequests.isJSONPath(path) {
                 response = JSONErrorPresenter.Body(status: status, code: HTTPErrorCode.code(for: status), message: message).response
             } else {
-                response = pages.error(status: status, heading: HTTPError.reasonPhrase(status), message: message, retryURL: nil)
+                let code = switch status {
+                case 413: "body_too_large"
+                case 503: "server_busy"
+                case 429: "too_many_requests"
+                default: "request_refused"
+                }
+                response = WebErrorPresenter(pages: pages).page(.init(status: status, reasonCode: code, action: .signIn))
                 if response.isHTML {
                     SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
                 }

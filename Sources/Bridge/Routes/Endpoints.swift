@@ -16,12 +16,15 @@ struct Endpoints: Sendable {
         let (signIn, exchanger, verifier) = (services.signInService, services.exchanger, services.apple.verifier)
         accountDeletion = services.accountDeletion
         login = LoginPage(configuration: configuration, store: store, clock: clock, pages: services.pages,
-                          rateLimit: services.rateLimit, metrics: metrics)
+                          rateLimit: services.rateLimit, metrics: metrics, returnDestination: services.returnDestination)
         appleRedirect = AppleRedirect(servicesID: configuration.servicesID, store: store, clock: clock, verifier: verifier,
                                       exchanger: exchanger, signInService: signIn, requireNonce: configuration.requireNonce,
                                       sessions: services.sessions, pages: services.pages,
-                                      webErrors: WebErrorPresenter(pages: services.pages), metrics: metrics, logger: logger)
-        sessionPages = SessionPages(store: store, cookieNames: configuration.cookieNames, pages: services.pages, accountDeletion: accountDeletion, logger: logger)
+                                      webErrors: WebErrorPresenter(pages: services.pages), metrics: metrics, logger: logger,
+                                      returnDestination: services.returnDestination,
+                                      afterSignInURL: configuration.site.afterSignInURL)
+        sessionPages = SessionPages(store: store, cookieNames: configuration.cookieNames, pages: services.pages,
+                                    accountDeletion: accountDeletion, logger: logger)
         nativeAPI = NativeAPI(store: store, clock: clock, verifier: verifier, exchanger: exchanger, signInService: signIn,
                               requireNonce: configuration.requireNonce, accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
                               logger: logger)

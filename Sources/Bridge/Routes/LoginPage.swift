@@ -16,12 +16,13 @@ struct LoginPage: Sendable {
     let pages: Pages
     let rateLimit: SignInRateLimit
     let metrics: Metrics
+    let returnDestination: ReturnDestination
 
-    func show(_ request: Request) throws -> Response {
+    func show(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
         // Without a Services ID there is no web flow, but an app's webview can still take state and nonce
         // from the page and sign in natively with its bundle ID.
         guard configuration.servicesID != nil || !configuration.bundleIDs.isEmpty else {
-            return pages.render("login", status: 503, ["title": "Sign in", "webConfigured": false, "showButton": false])
+            return pages.render("login", status: 503, ["webConfigured": false, "showButton": false])
         }
         try rateLimit.admit(request)
         let now = clock.now
@@ -34,19 +35,36 @@ struct LoginPage: Sendable {
                 state: SecretTokens.digest(state), nonce: nonce, bindingHash: SecretTokens.digest(binding),
                 createdAt: now, expiresAt: now.addingTimeInterval(Self.attemptLifetime), consumedAt: nil))
         }
-        var response = pages.render("login", [
-            "title": "Sign in", "webConfigured": .bool(configuration.servicesID != nil), "showButton": true,
+        var context: [String: MustacheValue] = [
+            "webConfigured": .bool(configuration.servicesID != nil), "showButton": true,
             "authorizeURL": .string(configuration.servicesID.map { authorizeURL(state: state, nonce: nonce, clientID: $0) } ?? "#"),
             "state": .string(state), "nonce": .string(nonce),
             "redirectURI": .string(configuration.redirectURI), "clientID": .string(configuration.servicesID ?? ""),
             "scope": .string(Self.scope), "useJSSDK": .bool(configuration.useJSSDK),
-        ])
+        ]
+        context["signedOut"] = .bool(visit == nil && request.query["signed_out"] == "1")
+        if let returnTo = returnDestination.policy.allowed(request.query["return_to"]) {
+            context["languageQuery"] = .string(FormFields([("return_to", returnTo)]).urlEncoded)
+        }
+        if let visit { context["continue"] = continueLink(visit, returnTo: request.query["return_to"]) }
+        var response = pages.render("login", context)
+        if let cookie = returnDestination.cookie(for: request.query["return_to"], state: state, lifetime: Int(Self.attemptLifetime)) {
+            response.setCookie(cookie)
+        }
         // SameSite=None: Apple's form_post is a cross-site POST, which a Lax cookie would not accompany.
         response.setCookie(Cookie(name: configuration.cookieNames.binding(forState: state), value: binding,
                                   path: "/", maxAge: Int(Self.attemptLifetime),
                                   secure: true, httpOnly: true, sameSite: .none))
         metrics.increment("bridge_login_attempts_total")
         return response
+    }
+
+    /// "Continue as …" for a person already signed in: to the allowed `return_to`, else the usual destination.
+    func continueLink(_ visit: SignedInVisit, returnTo: String?) -> MustacheValue {
+        let who = visit.user.displayName.flatMap { $0.isEmpty ? nil : $0 } ?? visit.user.email
+        let label = who.map { pages.text("login.continue_as", ["name": $0]) } ?? pages.text("login.continue")
+        let href = returnDestination.policy.allowed(returnTo) ?? configuration.site.afterSignInURL
+        return .object(["href": .string(href), "label": .string(label)])
     }
 
     func authorizeURL(state: String, nonce: String, clientID: String) -> String {

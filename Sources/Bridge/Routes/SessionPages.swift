@@ -21,24 +21,33 @@ struct SessionPages: Sendable {
         if let name = user.displayName, !name.isEmpty { userContext["displayName"] = .string(name) }
         let flow = session.signInFlow
         return pages.render("session", [
-            "title": "Signed in", "user": .object(userContext), "flow": .string(flow.rawValue),
-            "flowLabel": .string(flow.label), "nonceVerified": .bool(session.nonceVerified),
-            "signedInAt": .string(Self.displayTime(session.createdAt)), "csrfToken": .string(visit.csrfToken),
+            "user": .object(userContext), "flow": .string(flow.rawValue), "nonceVerified": .bool(session.nonceVerified),
+            "signedInAt": .double(session.createdAt.timeIntervalSince1970), "csrfToken": .string(visit.csrfToken),
         ])
     }
 
     func logout(_ request: Request, _ visit: SignedInVisit) throws -> Response {
         _ = try store.write { try $0.deleteSession(idHash: visit.session.idHash) }
         logger.info("signed_out", ["user_id": String(visit.session.userID)])
-        var response = Response.redirect(to: "/login")
+        var response = Response.redirect(to: Self.signedOutURL)
         response.setCookie(.expired(cookieNames.session))
         return response
+    }
+
+    /// The login page, saying "You are signed out".
+    static let signedOutURL = "/login?signed_out=1"
+
+    /// A sign-out from a stale tab (or another site) carries no valid CSRF token: nothing happens, and the page
+    /// explains why and offers a Sign out button that works.
+    func confirmSignOut(_ request: Request, _ visit: SignedInVisit) -> Response {
+        pages.error(status: 403, reason: "sign_out_refused", action: nil,
+                    extra: ["signOut": .object(["csrfToken": .string(visit.csrfToken)]), "isFailure": false])
     }
 
     /// Signing out without a live session: only forget a cookie the browser actually sent (a stale one);
     /// a cross-site form sends none.
     func logoutWithoutSession(_ request: Request) -> Response {
-        var response = Response.redirect(to: "/login")
+        var response = Response.redirect(to: Self.signedOutURL)
         if request.cookies[cookieNames.session] != nil { response.setCookie(.expired(cookieNames.session)) }
         return response
     }
@@ -49,21 +58,14 @@ struct SessionPages: Sendable {
             var userContext: [String: MustacheValue] = [:]
             if let name = visit.user.displayName { userContext["displayName"] = .string(name) }
             if let email = visit.user.email { userContext["email"] = .string(email) }
-            return pages.render("account-delete", ["title": "Delete your account", "csrfToken": .string(visit.csrfToken),
-                                                   "user": .object(userContext)])
+            return pages.render("account-delete", ["csrfToken": .string(visit.csrfToken), "user": .object(userContext)])
         }
         let result = try accountDeletion.deleteAccount(userID: visit.user.id)
         var response = pages.render("account-deleted", [
-            "title": "Account deleted", "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
+            "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
             "nothingToRevoke": .bool(result == .none),
         ])
         response.setCookie(.expired(cookieNames.session))
         return response
-    }
-
-    static func displayTime(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
     }
 }

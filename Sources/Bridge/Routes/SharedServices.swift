@@ -21,6 +21,10 @@ struct SharedServices {
         AccessTokens(key: secrets.accessTokenKey, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime)
     }
 
+    var returnDestination: ReturnDestination {
+        ReturnDestination(key: secrets.returnDestinationKey, policy: configuration.site.returnURLs)
+    }
+
     var vault: AppleTokenVault { AppleTokenVault(key: secrets.appleTokenKey) }
 
     var exchanger: CodeExchanger {

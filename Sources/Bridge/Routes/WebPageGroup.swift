@@ -11,16 +11,28 @@ struct WebPageGroup: Sendable {
         { [errors] request in try errors.respond(to: request, with: handler) }
     }
 
+    /// A page anyone may open that also sees the visitor's session, if any.
+    func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Response) -> Router.Handler {
+        let sessions = sessions
+        return page { request in try handler(request, try sessions.visit(request)) }
+    }
+
+    typealias VisitHandler = @Sendable (Request, SignedInVisit) throws -> Response
+
     /// A page of a signed-in person. Without a live session the request goes to `signedOut` (the login page unless
-    /// told otherwise). With `csrfRefusal`, a post without the session's CSRF token is refused with it.
-    func signedIn(csrfRefusal: PageRefusal? = nil,
+    /// told otherwise). With `csrfRefusal`, a post without the session's CSRF token is refused with it, or answered
+    /// by `csrfMismatch` when given (e.g. a page that asks again with a fresh token).
+    func signedIn(csrfRefusal: PageRefusal? = nil, csrfMismatch: VisitHandler? = nil,
                   signedOut: @escaping Router.Handler = { _ in .redirect(to: "/login") },
-                  _ handler: @escaping @Sendable (Request, SignedInVisit) throws -> Response) -> Router.Handler {
+                  _ handler: @escaping VisitHandler) -> Router.Handler {
         let sessions = sessions
         return page { request in
             if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
             guard let visit = try sessions.visit(request) else { return try signedOut(request) }
-            if let csrfRefusal, !sessions.carriesCSRFToken(request, of: visit) { throw csrfRefusal }
+            if let csrfRefusal, !sessions.carriesCSRFToken(request, of: visit) {
+                guard let csrfMismatch else { throw csrfRefusal }
+                return try csrfMismatch(request, visit)
+            }
             return try handler(request, visit)
         }
     }

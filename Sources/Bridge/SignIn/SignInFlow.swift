@@ -8,14 +8,6 @@ public enum SignInFlow: String, Sendable, Equatable {
     case webviewNative = "webview-native"
     /// The JSON API.
     case api
-
-    var label: String {
-        switch self {
-        case .web: "Web (Apple form_post)"
-        case .webviewNative: "iOS app webview (native Sign in with Apple)"
-        case .api: "Native app API"
-        }
-    }
 }
 
 extension Session {

@@ -1,0 +1,49 @@
+import HTTPServer
+import JOSE
+
+/// Carries an allowed `return_to` from `GET /login` to the callback. The login attempt's row has no field for it,
+/// so it travels in a cookie beside the binding cookie, signed with a key derived from BRIDGE_SECRET_KEY over the
+/// attempt's state digest and the address: a cookie set by anyone else, or taken from another attempt, is ignored.
+/// It is checked against `BRIDGE_RETURN_URLS` again when read, so a later, narrower list also applies.
+struct ReturnDestination: Sendable {
+    static let cookiePrefix = "asb_return_"
+    /// Only the callback reads it; signed, so it needs no `__Host-` protection.
+    static let cookiePath = "/apple_redirect"
+
+    let key: [UInt8]
+    let policy: ReturnURLPolicy
+
+    static func cookieName(forState state: String) -> String {
+        cookiePrefix + String(SecretTokens.digest(state).prefix(16))
+    }
+
+    /// The cookie for an allowed destination; nil when `candidate` is not allowed.
+    func cookie(for candidate: String?, state: String, lifetime: Int) -> Cookie? {
+        guard let destination = policy.allowed(candidate) else { return nil }
+        let value = Base64URL.encode(Array(destination.utf8)) + "." + Base64URL.encode(tag(destination, state: state))
+        return Cookie(name: Self.cookieName(forState: state), value: value, path: Self.cookiePath,
+                      maxAge: lifetime, secure: true, httpOnly: true, sameSite: .none)
+    }
+
+    /// The destination this browser's cookie carries for `state`, if it is genuine and still allowed.
+    func destination(_ request: Request, state: String) -> String? {
+        guard let value = request.cookies[Self.cookieName(forState: state)] else { return nil }
+        let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let addressBytes = Base64URL.decode(parts[0]), let tag = Base64URL.decode(parts[1]),
+              let address = String(validating: addressBytes, as: UTF8.self),
+              HMACSHA256.isValid(tag: tag, key: key, message: message(address, state: state)) else { return nil }
+        return policy.allowed(address)
+    }
+
+    func expiredCookie(state: String) -> Cookie {
+        .expired(Self.cookieName(forState: state), path: Self.cookiePath, sameSite: .none)
+    }
+
+    private func tag(_ address: String, state: String) -> [UInt8] {
+        HMACSHA256.authenticate(key: key, message: message(address, state: state))
+    }
+
+    private func message(_ address: String, state: String) -> [UInt8] {
+        Array("return-to\n\(SecretTokens.digest(state))\n\(address)".utf8)
+    }
+}
