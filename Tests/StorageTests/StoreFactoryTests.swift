@@ -10,7 +10,7 @@ extension StorageTests {
             defer { try? FileManager.default.removeItem(at: root) }
             let store = try StoreFactory.open("sqlite:\(root.path)/nested/data/bridge.sqlite3")
             #expect(store.backendName == "sqlite")
-            #expect(try store.migrate() == [1, 2, 3])
+            #expect(try store.migrate() == SQLiteMigrations.all.map(\.version))
             #expect(FileManager.default.fileExists(atPath: "\(root.path)/nested/data/bridge.sqlite3"))
         }
 
