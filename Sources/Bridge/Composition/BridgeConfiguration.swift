@@ -1,4 +1,5 @@
 import Foundation
+import OpenIDProvider
 import Storage
 
 /// How the server was started. Development mode trusts the local Apple ID simulator and may generate a secret key.
@@ -29,6 +30,8 @@ public struct BridgeConfiguration: Sendable {
     public var issuers: [String]
     public var requireCodeExchange: Bool
     public var useJSSDK: Bool
+    /// BRIDGE_CLIENTS_FILE, read and checked: the OpenID provider's clients.
+    public var clients: ClientRegistry
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -43,6 +46,7 @@ public struct BridgeConfiguration: Sendable {
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_DATABASE_POOL_SIZE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
+        "BRIDGE_CLIENTS_FILE",
     ]
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -73,6 +77,7 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_REQUIRE_CODE_EXCHANGE", "is 1 but APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are not set, so no code can be exchanged")
         }
         useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
+        clients = try Self.clients(settings.value("BRIDGE_CLIENTS_FILE"))
     }
 
     /// The raw values, blank ones read as unset.

@@ -32,9 +32,14 @@ struct AppleRedirect: Sendable {
     let webErrors: WebErrorPresenter
     let metrics: Metrics
     let logger: Logger
+    /// Finishes sign-ins that an OpenID client started at the authorization endpoint.
+    let provider: ProviderAuthorizationFlow
 
     func finish(_ request: Request, _ fields: FormFields) throws -> Response {
-        if let error = fields["error"], !error.isEmpty { return try appleReportedError(error) }
+        if let error = fields["error"], !error.isEmpty {
+            if let toClient = try provider.appleError(fields, appleError: error) { return toClient }
+            return try appleReportedError(error)
+        }
         let (state, attempt) = try liveAttempt(fields)
         switch bindingCheck(request, state: state, attempt: attempt, fields: fields) {
         case .bound:
@@ -58,7 +63,7 @@ struct AppleRedirect: Sendable {
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
             displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
-        var response = Response.redirect(to: "/session")
+        var response = try provider.completion(stateHash: attempt.state, userID: signedIn.user.id) ?? .redirect(to: "/session")
         response.setCookie(BrowserSessions.cookie(sessionID: signedIn.sessionID))
         response.setCookie(.expired(CookieNames.binding(forState: state), path: CookieNames.bindingPath, sameSite: .none))
         return response

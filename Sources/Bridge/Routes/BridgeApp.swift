@@ -26,9 +26,11 @@ public final class BridgeApp: Sendable {
         let secrets = try ServerSecrets(secretKey: secretKey)
         let metrics = Metrics()
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
+        let providerKeys = try ProviderKeyRing(store: store, sealingKey: secrets.providerKeySealingKey, clock: clock)
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
-                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock))
+                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock),
+                                      providerKeys: providerKeys)
         self.configuration = configuration
         self.store = store
         self.apple = apple
@@ -64,6 +66,7 @@ public final class BridgeApp: Sendable {
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
         })
+        addOpenIDProviderRoutes(to: &router)
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
         let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
                                         plainTextErrors: groups.plainTextErrors)

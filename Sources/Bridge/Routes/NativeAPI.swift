@@ -50,7 +50,7 @@ struct NativeAPI: Sendable {
             identity: identity, identityToken: idToken, flow: .api, proof: .apiNonce(nonce),
             codeExchange: exchanger.exchange(code: code, identity: identity, flow: .api),
             displayName: DisplayName.fromAPIBody(body), grant: .appSession))
-        return tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
+        return try tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
                              refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
     }
 
@@ -74,7 +74,7 @@ struct NativeAPI: Sendable {
         let replacement = SecretTokens.random()
         switch try rotate(presented, replacement: replacement, now: now) {
         case let .rotated(user, sessionIDHash):
-            return tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
+            return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
         case .reused:
             metrics.increment("bridge_refresh_reuse_total")
             logger.warning("refresh_token_reused")
@@ -130,9 +130,9 @@ struct NativeAPI: Sendable {
         return .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
     }
 
-    func tokenResponse(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) -> Response {
+    func tokenResponse(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) throws -> Response {
         .json(JSONValue.object([
-            "accessToken": .string(accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: clock.now)),
+            "accessToken": .string(try accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: clock.now)),
             "refreshToken": .string(refreshToken), "tokenType": "Bearer",
             "expiresIn": .number(Self.accessTokenLifetime), "memberId": .number(Double(user.id)),
             "isExistingMember": .bool(isExistingMember),
