@@ -59,7 +59,8 @@ final class ProviderKeyRing: Sendable {
 
     private func load(now: Date) throws -> Snapshot {
         let records = try store.read { try $0.providerSigningKeys() }
-        guard let newest = records.last else { throw JOSEError.invalidKey("no OpenID provider signing key is stored") }
+        // The key not retired signs (two created within one second are told apart by that, not by time).
+        guard let newest = records.last(where: { $0.retiredAt == nil }) ?? records.last else { throw JOSEError.invalidKey("no OpenID provider signing key is stored") }
         let pem = try AESGCM.open(newest.sealedPrivateKey, key: sealingKey, associatedData: Array(newest.keyID.utf8))
         let signing = SigningKey(keyID: newest.keyID, privateKey: try RSAPrivateKey(pem: String(decoding: pem, as: UTF8.self)))
         var published: [String: RSAPublicKey] = [:]
