@@ -62,6 +62,23 @@ struct OpenIDProviderKeysTests {
         #expect(rotation.output.contains(newKeyID))
     }
 
+    @Test("a changed BRIDGE_SECRET_KEY cannot open the stored signing key: start-up stops with one line naming it")
+    func changedSecret() throws {
+        let directory = try temporaryDirectory()
+        let port = freeLoopbackPort()
+        var environment = validEnvironment(port: port, directory: directory)
+        let first = try RunningProcess(["serve"], environment: environment)
+        for _ in 0..<100 where (try? RawHTTPClient.request(port: port, path: "/healthz")) == nil { usleep(50_000) }
+        kill(first.process.processIdentifier, SIGTERM)
+        _ = first.wait()
+        environment["BRIDGE_SECRET_KEY"] = Data(repeating: 9, count: 32).base64EncodedString()
+        let second = try RunningProcess(["serve"], environment: environment).wait()
+        #expect(second.status != 0)
+        let lines = second.errors.split(separator: "\n").filter { !$0.hasPrefix("time=") }
+        #expect(lines.count == 1 && lines.first?.hasPrefix("configuration error: BRIDGE_SECRET_KEY cannot open") == true,
+                "stderr: \(second.errors)")
+    }
+
     @Test("after a rotation tokens carry the new kid and tokens signed before still work")
     func rotationInRunningServer() throws {
         let party = try RelyingParty()

@@ -37,7 +37,13 @@ final class ProviderKeyRing: Sendable {
             let record = try Self.newKey(sealingKey: sealingKey, now: now)
             try store.write { try $0.insertProviderSigningKey(record) }
         }
-        let loaded = try load(now: now)
+        let loaded: Snapshot
+        do {
+            loaded = try load(now: now)
+        } catch let error as JOSEError {
+            throw ConfigurationError("BRIDGE_SECRET_KEY", "cannot open the stored OpenID provider signing key (\(error)); "
+                                     + "was BRIDGE_SECRET_KEY changed? See docs/openid-provider.md")
+        }
         snapshot.withLock { $0 = loaded }
     }
 
