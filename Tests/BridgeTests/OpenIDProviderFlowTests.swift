@@ -17,6 +17,7 @@ final class RelyingParty {
 
     let harness: BridgeHarness
     let browser: TestBrowser
+    let clientsFile: String
     let verifier = SecureRandom.base64URLToken(byteCount: 32)
 
     init(settings: [String: String] = [:]) throws {
@@ -27,6 +28,7 @@ final class RelyingParty {
               "client_secret_sha256": "\(SHA256.hexDigest(Self.proxySecret))"}]
             """
         try clients.write(toFile: file, atomically: true, encoding: .utf8)
+        clientsFile = file
         harness = try BridgeHarness(["BRIDGE_CLIENTS_FILE": file].merging(settings) { _, new in new })
         browser = TestBrowser(harness)
     }
@@ -261,5 +263,33 @@ struct OpenIDProviderFlowTests {
         let after = try party.token([("grant_type", "refresh_token"), ("refresh_token", refresh),
                                      ("client_id", RelyingParty.publicClient)])
         #expect(after.body["error"] == "invalid_grant")
+    }
+}
+
+@Suite("OpenID provider across instances", .serialized)
+struct OpenIDProviderInstancesTests {
+    @Test("an authorization started on one instance is finished by another sharing the database")
+    func secondInstanceFinishes() throws {
+        let party = try RelyingParty()
+        let first = party.harness
+        let secret = try #require(first.app.configuration.secretKey)
+        let second = try BridgeHarness([
+            "BRIDGE_DATABASE": "sqlite:\(first.databasePath)", "BRIDGE_SECRET_KEY": Data(secret).base64EncodedString(),
+            "BRIDGE_PUBLIC_URL": first.app.configuration.publicURL, "APPLE_ID_URL": "http://127.0.0.1:\(first.simulatorPort)",
+            "BRIDGE_CLIENTS_FILE": party.clientsFile,
+        ])
+        let start = try party.browser.get(party.authorizePath())
+        let appleURL = try #require(start.header("Location"))
+        let login = TestBrowser.LoginPage(state: "", nonce: "", authorizeURL: appleURL, document: HTMLDocument(""))
+        let fields = try party.browser.authorizeAtApple(login)
+        let elsewhere = TestBrowser(second)
+        for (name, cookie) in party.browser.cookies { elsewhere.set(name, cookie) }
+        let answer = try elsewhere.post("/apple_redirect", form: fields)
+        #expect(answer.status == 303)
+        let code = try #require(RelyingParty.parameters(answer)["code"])
+        let tokens = try party.redeem(code)
+        #expect(tokens.status == 200)
+        let claims = try party.verifiedClaims(try #require(tokens.body["id_token"]?.stringValue))
+        #expect(claims["nonce"] == "client-nonce-1")
     }
 }
