@@ -20,7 +20,7 @@ final class RelyingParty {
     let clientsFile: String
     let verifier = SecureRandom.base64URLToken(byteCount: 32)
 
-    init(settings: [String: String] = [:]) throws {
+    init(settings: [String: String] = [:], signInRequestsPerMinute: Int = 6000) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("clients-\(UUID().uuidString).json").path
         let clients = """
             [{"client_id": "\(Self.publicClient)", "name": "Android app", "redirect_uris": ["\(Self.appRedirect)", "http://127.0.0.1/callback"]},
@@ -29,7 +29,8 @@ final class RelyingParty {
             """
         try clients.write(toFile: file, atomically: true, encoding: .utf8)
         clientsFile = file
-        harness = try BridgeHarness(["BRIDGE_CLIENTS_FILE": file].merging(settings) { _, new in new })
+        harness = try BridgeHarness(["BRIDGE_CLIENTS_FILE": file].merging(settings) { _, new in new },
+                                    signInRequestsPerMinute: signInRequestsPerMinute)
         browser = TestBrowser(harness)
     }
 
@@ -231,6 +232,19 @@ struct OpenIDProviderFlowTests {
         #expect(unknown.status == 401 && unknown.body["error"] == "invalid_client")
         let grantType = try party.token([("grant_type", "password"), ("client_id", RelyingParty.publicClient)])
         #expect(grantType.body["error"] == "unsupported_grant_type")
+    }
+
+    @Test("the token endpoint shares the sign-in rate limit: 429 with Retry-After")
+    func rateLimited() throws {
+        let party = try RelyingParty(signInRequestsPerMinute: 60)
+        var statuses: [Int] = []
+        for _ in 0..<15 {
+            statuses.append(try party.token([("grant_type", "refresh_token"), ("refresh_token", "x"),
+                                             ("client_id", RelyingParty.publicClient)]).status)
+        }
+        #expect(statuses.prefix(10).allSatisfy { $0 == 400 })
+        let limited = try party.token([("grant_type", "refresh_token"), ("client_id", RelyingParty.publicClient)])
+        #expect(limited.status == 429 && limited.raw.header("Retry-After") != nil)
     }
 
     @Test("a confidential client authenticates with client_secret_basic or client_secret_post; a wrong secret is 401")

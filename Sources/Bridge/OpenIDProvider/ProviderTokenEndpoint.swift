@@ -18,6 +18,8 @@ struct ProviderTokenEndpoint: Sendable {
     let accessTokens: AccessTokens
     let idTokens: ProviderTokens
     let keys: ProviderKeyRing
+    /// Shared with /login and the JSON API's sign-in endpoints: a grant writes rows too.
+    let rateLimit: SignInRateLimit
     let metrics: Metrics
     let logger: Logger
 
@@ -32,6 +34,7 @@ struct ProviderTokenEndpoint: Sendable {
     }
 
     func token(_ request: Request) throws -> Response {
+        try rateLimit.admit(request)
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         let client = try clientAuthentication.authenticate(request, form)
         let grant: Grant

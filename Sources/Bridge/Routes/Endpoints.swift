@@ -43,7 +43,8 @@ struct Endpoints: Sendable {
         let tokens = ProviderTokenEndpoint(store: services.store, clock: services.clock, clientAuthentication: clients,
                                            accessTokens: services.accessTokens,
                                            idTokens: ProviderTokens(issuer: services.configuration.publicURL),
-                                           keys: services.providerKeys, metrics: services.metrics, logger: services.logger)
+                                           keys: services.providerKeys, rateLimit: services.rateLimit,
+                                           metrics: services.metrics, logger: services.logger)
         let userinfo = ProviderUserinfo(store: services.store, clock: services.clock, accessTokens: services.accessTokens,
                                         clientAuthentication: clients, logger: services.logger)
         return (tokens, userinfo)
