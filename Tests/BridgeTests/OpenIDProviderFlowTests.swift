@@ -265,7 +265,7 @@ struct OpenIDProviderFlowTests {
         #expect(none.status == 401)
     }
 
-    @Test("revocation ends the refresh family; JSON API access tokens are at+jwt, verifiable with the JWKS")
+    @Test("revocation ends the refresh family; a client's refresh token is refused by the JSON API and stays usable")
     func revocationAndAPI() throws {
         let party = try RelyingParty()
         let tokens = try party.redeem(try party.code())
@@ -274,6 +274,13 @@ struct OpenIDProviderFlowTests {
                                                headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                body: FormFields([("token", refresh), ("client_id", RelyingParty.publicClient)]).urlEncoded)
         #expect(revoke.status == 200)
+        let second = try party.redeem(try party.code())
+        let secondRefresh = try #require(second.body["refresh_token"]?.stringValue)
+        let throughAPI = try party.harness.api("/api/auth/refresh", json: party.harness.json(["refreshToken": .string(secondRefresh)]))
+        #expect(throughAPI.status == 401)
+        let stillValid = try party.token([("grant_type", "refresh_token"), ("refresh_token", secondRefresh),
+                                          ("client_id", RelyingParty.publicClient)])
+        #expect(stillValid.status == 200)
         let after = try party.token([("grant_type", "refresh_token"), ("refresh_token", refresh),
                                      ("client_id", RelyingParty.publicClient)])
         #expect(after.body["error"] == "invalid_grant")

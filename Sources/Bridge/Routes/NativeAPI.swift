@@ -90,6 +90,8 @@ struct NativeAPI: Sendable {
         try store.write { transaction in
             switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
             case let .rotated(old):
+                // A refresh token issued to an OpenID client stays with that client (thrown: the rotation is undone).
+                guard try transaction.providerGrant(familyID: old.familyID) == nil else { throw APIError.invalidRefreshToken }
                 guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .invalid }
                 try transaction.insertRefreshToken(RefreshToken(
                     tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
