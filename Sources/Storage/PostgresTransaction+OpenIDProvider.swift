@@ -16,8 +16,9 @@ extension PostgresTransaction {
             SELECT kid, public_jwk, sealed_private_key, created_at, retired_at
             FROM provider_signing_keys ORDER BY created_at, kid
             """) { row in
-            ProviderSigningKeyRecord(keyID: row.text("kid"), publicJWK: row.text("public_jwk"), sealedPrivateKey: row.blob("sealed_private_key"),
-                                     createdAt: row.date("created_at"), retiredAt: row.optionalDate("retired_at"))
+            ProviderSigningKeyRecord(keyID: row.text("kid"), publicJWK: row.text("public_jwk"),
+                                     sealedPrivateKey: row.blob("sealed_private_key"), createdAt: row.date("created_at"),
+                                     retiredAt: row.optionalDate("retired_at"))
         }
     }
 
@@ -43,9 +44,10 @@ extension PostgresTransaction {
             SELECT state_hash, client_id, redirect_uri, client_state, nonce, code_challenge, scope, created_at
             FROM provider_authorizations WHERE state_hash = $1
             """, [.text(stateHash)]) { row in
-            ProviderAuthorization(stateHash: row.text("state_hash"), clientID: row.text("client_id"), redirectURI: row.text("redirect_uri"),
-                                  clientState: row.optionalText("client_state"), nonce: row.optionalText("nonce"),
-                                  codeChallenge: row.optionalText("code_challenge"), scope: row.text("scope"), createdAt: row.date("created_at"))
+            ProviderAuthorization(stateHash: row.text("state_hash"), clientID: row.text("client_id"),
+                                  redirectURI: row.text("redirect_uri"), clientState: row.optionalText("client_state"),
+                                  nonce: row.optionalText("nonce"), codeChallenge: row.optionalText("code_challenge"),
+                                  scope: row.text("scope"), createdAt: row.date("created_at"))
         }.first
     }
 
@@ -88,10 +90,12 @@ extension PostgresTransaction {
         """
 
     private static func decodeCode(_ row: PostgresRow) -> AuthorizationCodeRecord {
-        AuthorizationCodeRecord(codeHash: row.text("code_hash"), clientID: row.text("client_id"), redirectURI: row.text("redirect_uri"),
-                                codeChallenge: row.optionalText("code_challenge"), scope: row.text("scope"), nonce: row.optionalText("nonce"),
-                                userID: row.int64("user_id"), authTime: row.date("auth_time"), createdAt: row.date("created_at"),
-                                expiresAt: row.date("expires_at"), redeemedAt: row.optionalDate("redeemed_at"), familyID: row.optionalText("family_id"))
+        AuthorizationCodeRecord(codeHash: row.text("code_hash"), clientID: row.text("client_id"),
+                                redirectURI: row.text("redirect_uri"), codeChallenge: row.optionalText("code_challenge"),
+                                scope: row.text("scope"), nonce: row.optionalText("nonce"), userID: row.int64("user_id"),
+                                authTime: row.date("auth_time"), createdAt: row.date("created_at"),
+                                expiresAt: row.date("expires_at"), redeemedAt: row.optionalDate("redeemed_at"),
+                                familyID: row.optionalText("family_id"))
     }
 
     // MARK: - Grants
@@ -108,12 +112,14 @@ extension PostgresTransaction {
         try query("""
             SELECT family_id, client_id, user_id, scope, auth_time, created_at FROM provider_grants WHERE family_id = $1
             """, [.text(familyID)]) { row in
-            ProviderGrant(familyID: row.text("family_id"), clientID: row.text("client_id"), userID: row.int64("user_id"), scope: row.text("scope"),
-                          authTime: row.date("auth_time"), createdAt: row.date("created_at"))
+            ProviderGrant(familyID: row.text("family_id"), clientID: row.text("client_id"), userID: row.int64("user_id"),
+                          scope: row.text("scope"), authTime: row.date("auth_time"), createdAt: row.date("created_at"))
         }.first
     }
 
     func refreshTokenFamily(tokenHash: String) throws -> String? {
-        try query("SELECT family_id FROM refresh_tokens WHERE token_hash = $1", [.text(tokenHash)]) { $0.text("family_id") }.first
+        try query("SELECT family_id FROM refresh_tokens WHERE token_hash = $1", [.text(tokenHash)]) {
+            $0.text("family_id")
+        }.first
     }
 }

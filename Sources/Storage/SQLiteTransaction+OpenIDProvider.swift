@@ -114,6 +114,8 @@ extension SQLiteTransaction {
     }
 
     func refreshTokenFamily(tokenHash: String) throws -> String? {
-        try connection.query("SELECT family_id FROM refresh_tokens WHERE token_hash = ?", [.text(tokenHash)]) { $0.text(0) }.first
+        try connection.query("SELECT family_id FROM refresh_tokens WHERE token_hash = ?", [.text(tokenHash)]) {
+            $0.text(0)
+        }.first
     }
 }
