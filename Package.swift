@@ -32,7 +32,10 @@ let package = Package(
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.
         .target(name: "Localization"),
-        .target(name: "Bridge", dependencies: ["HTTPServer", "JSON", "JOSE", "AppleID", "Storage", "Mustache", "Localization"]),
+        // The OpenID provider's HTTP-free rules: clients, redirect URIs, PKCE, requests, discovery, tokens.
+        .target(name: "OpenIDProvider", dependencies: ["JSON", "JOSE"]),
+        .target(name: "Bridge", dependencies: ["HTTPServer", "JSON", "JOSE", "AppleID", "Storage", "Mustache", "Localization",
+                                               "OpenIDProvider"]),
         .executableTarget(name: "apple-signin-bridge",
                           dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE"]),
 
@@ -59,7 +62,9 @@ let package = Package(
         .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JSON", "JOSE"]),
         .testTarget(name: "LocalizationTests", dependencies: ["Localization"]),
         .testTarget(name: "BridgeTests",
-                    dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "Storage", "TestSupport"]),
+                    dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "Storage", "TestSupport",
+                                   "OpenIDProvider"]),
+        .testTarget(name: "OpenIDProviderTests", dependencies: ["OpenIDProvider", "JSON", "JOSE"]),
         .testTarget(name: "PagesTests", dependencies: ["Bridge", "Localization", "Mustache", "HTTPServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

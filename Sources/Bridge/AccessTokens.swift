@@ -1,46 +1,42 @@
 import Foundation
 import JOSE
 import JSON
+import OpenIDProvider
 
-/// The service's own access tokens: compact HS256 JWS signed with a key derived from BRIDGE_SECRET_KEY,
-/// with `typ` "asb-access+jwt" so they can never be taken for an Apple identity token (and an Apple token,
-/// RS256 with no such `typ`, is never taken for one of ours). Each names its session, checked on every call.
+/// The service's own access tokens: RFC 9068 JWTs (`typ: at+jwt`, RS256) signed with the OpenID provider's keys, so
+/// other backends can check them against the published JWKS without any secret. An Apple identity token (no such
+/// `typ`, Apple's keys) is never taken for one. Each names its session (`sid`), which this server checks on every call.
 struct AccessTokens: Sendable {
-    static let type = "asb-access+jwt"
-    static let maximumLength = 2048
-    let key: HS256Key
-    let issuer: String
+    /// The `client_id` claim of tokens issued through the JSON API.
+    static let apiClientID = "api"
+    let keys: ProviderKeyRing
+    let tokens: ProviderTokens
     let lifetime: TimeInterval
 
-    init(key: HS256Key, issuer: String, lifetime: TimeInterval) {
-        self.key = key
-        self.issuer = issuer
+    init(keys: ProviderKeyRing, issuer: String, lifetime: TimeInterval) {
+        self.keys = keys
+        tokens = ProviderTokens(issuer: issuer)
         self.lifetime = lifetime
     }
 
     struct Claims: Equatable {
         var userID: Int64
         var sessionIDHash: String
+        var clientID: String
+        var scopes: [String]
         var expiresAt: Date
     }
 
-    func issue(userID: Int64, sessionIDHash: String, now: Date) -> String {
-        let claims = JSONValue.object([
-            "iss": .string(issuer), "sub": .string(String(userID)), "sid": .string(sessionIDHash),
-            "iat": .number(now.timeIntervalSince1970.rounded(.down)),
-            "exp": .number(now.addingTimeInterval(lifetime).timeIntervalSince1970.rounded(.down)),
-        ])
-        return key.sign(claims: claims, header: ["typ": .string(Self.type)])
+    func issue(userID: Int64, sessionIDHash: String, clientID: String = apiClientID, scopes: [String] = [],
+               now: Date) throws -> String {
+        try tokens.accessToken(subject: userID, clientID: clientID, scopes: scopes, sessionIDHash: sessionIDHash,
+                               now: now, lifetime: lifetime, key: keys.signingKey)
     }
 
     /// The claims of a token we issued and that has not expired; nil for anything else.
     func verify(_ token: String, now: Date) -> Claims? {
-        guard let claims = try? key.verify(token, type: Self.type, maxLength: Self.maximumLength),
-              claims["iss"]?.stringValue == issuer,
-              let subject = claims["sub"]?.stringValue, let userID = Int64(subject),
-              let session = claims["sid"]?.stringValue,
-              let expiry = claims["exp"]?.doubleValue, expiry.isFinite,
-              now.timeIntervalSince1970 < expiry else { return nil }
-        return Claims(userID: userID, sessionIDHash: session, expiresAt: Date(timeIntervalSince1970: expiry))
+        guard let claims = tokens.verifyAccessToken(token, now: now, publicKey: keys.publicKey) else { return nil }
+        return Claims(userID: claims.memberID, sessionIDHash: claims.sessionIDHash, clientID: claims.clientID,
+                      scopes: claims.scopes, expiresAt: claims.expiresAt)
     }
 }

@@ -112,5 +112,52 @@ enum PostgresMigrations {
         // PostgreSQL's identity column never hands an id out twice already. Kept so both
         // backends share one version sequence.
         Migration(version: 5, sql: "SELECT 1"),
+        // The OpenID provider: its signing keys (private halves sealed by the application), the authorization
+        // requests waiting for Apple's answer, authorization codes, and which client each refresh-token family
+        // belongs to.
+        Migration(version: 6, sql: """
+            CREATE TABLE provider_signing_keys (
+                kid TEXT PRIMARY KEY,
+                public_jwk TEXT NOT NULL,
+                sealed_private_key BYTEA NOT NULL,
+                created_at BIGINT NOT NULL,
+                retired_at BIGINT
+            );
+            CREATE TABLE provider_authorizations (
+                state_hash TEXT PRIMARY KEY REFERENCES login_attempts (state) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                redirect_uri TEXT NOT NULL,
+                client_state TEXT,
+                nonce TEXT,
+                code_challenge TEXT,
+                scope TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            );
+            CREATE TABLE authorization_codes (
+                code_hash TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                redirect_uri TEXT NOT NULL,
+                code_challenge TEXT,
+                scope TEXT NOT NULL,
+                nonce TEXT,
+                user_id BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                auth_time BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                redeemed_at BIGINT,
+                family_id TEXT
+            );
+            CREATE INDEX authorization_codes_expires_at ON authorization_codes (expires_at);
+            CREATE INDEX authorization_codes_user_id ON authorization_codes (user_id);
+            CREATE TABLE provider_grants (
+                family_id TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                user_id BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                scope TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            );
+            CREATE INDEX provider_grants_user_id ON provider_grants (user_id);
+            """),
     ]
 }

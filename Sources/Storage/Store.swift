@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Implementations must keep the same semantics on every backend: times are stored as
 /// whole unix seconds, "expired" means `expiresAt <= now`.
-public protocol StoreTransaction {
+public protocol StoreTransaction: OpenIDProviderTransaction {
     func insertLoginAttempt(_ attempt: LoginAttempt) throws
     func loginAttempt(state: String) throws -> LoginAttempt?
     /// Atomic: true only for the one caller that marks an unconsumed, unexpired attempt used.

@@ -19,6 +19,8 @@ Usage:
                                                 check the configuration (and, online, Apple's answer) line by line
   apple-signin-bridge client-secret [--client-id ID] [--config FILE]
                                                 print an ES256 client secret, for trying Apple's endpoints with curl
+  apple-signin-bridge keys rotate [--config FILE]
+                                                add an OpenID provider signing key that signs from now on
   apple-signin-bridge --help | --version
 
 Every command also takes --resources DIR: the folder with Templates/ and Public/ (found automatically otherwise).
@@ -26,7 +28,7 @@ Every command also takes --resources DIR: the folder with Templates/ and Public/
 Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRIDGE_DATABASE BRIDGE_DATABASE_POOL_SIZE BRIDGE_SECRET_KEY
   APPLE_SERVICES_ID APPLE_BUNDLE_IDS APPLE_TEAM_ID APPLE_KEY_ID APPLE_PRIVATE_KEY_PATH APPLE_ID_URL APPLE_ISSUER
   APPLE_REQUIRE_CODE_EXCHANGE APPLE_JS_SDK APPLE_REQUIRE_NONCE BRIDGE_TRUSTED_PROXIES BRIDGE_CORS_ORIGINS
-  BRIDGE_METRICS_TOKEN — see README.md.
+  BRIDGE_METRICS_TOKEN BRIDGE_CLIENTS_FILE — see README.md.
 """
 
 /// Prints one line to standard error and exits with `code`.
@@ -192,6 +194,19 @@ func doctor() -> Never {
     exit(findings.contains { $0.level == .error } ? 1 : 0)
 }
 
+/// `keys rotate`: a new OpenID provider signing key in the configured database.
+func keys() -> Never {
+    guard arguments.positional == ["rotate"] else { fail("usage: apple-signin-bridge keys rotate [--config FILE]") }
+    let configuration = loadConfiguration(mode: .production)
+    do {
+        let keyID = try ProviderKeyCommand.rotate(configuration: configuration, logger: logger)
+        print("new signing key \(keyID): it signs from now on; the previous keys stay published for a day")
+        exit(0)
+    } catch {
+        fail("configuration error: \(error)", code: 1)
+    }
+}
+
 func clientSecret() -> Never {
     let configuration = loadConfiguration(mode: .development)
     guard configuration.teamID != nil, configuration.keyID != nil, configuration.privateKeyPath != nil else {
@@ -217,5 +232,6 @@ case "dev": dev()
 case "verify-token": verifyToken()
 case "doctor": doctor()
 case "client-secret": clientSecret()
+case "keys": keys()
 default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }

@@ -288,13 +288,18 @@ struct NativeAPITests {
         #expect(wrongMethod.status == 405)
     }
 
-    @Test("access tokens: checked on every call, never confused with Apple tokens, dead after logout")
+    @Test("access tokens: RFC 9068 JWTs other services verify with the JWKS, checked on every call, dead after logout")
     func accessTokens() throws {
         let harness = try BridgeHarness()
         let tokens = try signIn(harness)
         let access = try #require(tokens["accessToken"]?.stringValue)
         let header = try #require(Base64URL.decode(access.split(separator: ".")[0]))
-        #expect(String(decoding: header, as: UTF8.self).contains("asb-access+jwt"))
+        #expect(String(decoding: header, as: UTF8.self).contains("\"typ\":\"at+jwt\""))
+        let jwks = try JSONValue.parse(try RawHTTPClient.request(port: harness.port, path: "/oauth/jwks").body)
+        let jws = try CompactJWS(parsing: access)
+        let jwk = try #require(jwks["keys"]?.arrayValue?.first { $0["kid"]?.stringValue == jws.keyID })
+        #expect(try RSAPublicKey(jwk: jwk).verifyRS256(signature: jws.signature, message: jws.signingInput))
+        #expect(try jws.claims()["client_id"] == "api")
 
         #expect(try harness.api("/api/me", method: "GET").status == 401)
         #expect(try harness.api("/api/me", method: "GET", bearer: try appToken(harness)).status == 401)

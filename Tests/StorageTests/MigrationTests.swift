@@ -12,12 +12,13 @@ extension SQLiteStoreSpecifics {
                     "schema_migrations", "users", "login_attempts", "sessions",
                     "api_nonces", "used_identity_tokens", "refresh_tokens",
                     "apple_tokens", "pending_revocations", "apple_notifications",
+                    "provider_signing_keys", "provider_authorizations", "authorization_codes", "provider_grants",
                 ]))
                 #expect(try scalar("SELECT MAX(version) AS value FROM schema_migrations", in: path) == Int64(allMigrationVersions.last ?? 0))
             }
         }
 
-        @Test("a database at version 1 gets 2 and 3 and keeps its data")
+        @Test("a database at version 1 gets every later version and keeps its data")
         func fromVersionOne() throws {
             try withTemporarySQLiteStore(migrated: false) { store, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
@@ -103,7 +104,7 @@ extension SQLiteStoreSpecifics {
         func failingMigrationRollsBack() throws {
             try withTemporarySQLiteStore(migrated: false) { _, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
-                let next = SQLiteMigrations.all.count + 1
+                let next = SQLiteMigrations.all.last!.version + 1
                 let migrations = SQLiteMigrations.all + [
                     Migration(version: next, sql: "CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);"),
                 ]
@@ -123,8 +124,10 @@ extension SQLiteStoreSpecifics {
 
         @Test("versions start at 1 and strictly increase")
         func versionsAreOrdered() {
+            // Gaps are allowed: a number may be held for a line of work that has not arrived yet.
             let versions = SQLiteMigrations.all.map(\.version)
-            #expect(versions == Array(1...versions.count))
+            #expect(versions.first == 1)
+            #expect(zip(versions, versions.dropFirst()).allSatisfy { $0 < $1 })
         }
 
         @Test("the file is in WAL mode")

@@ -1,4 +1,5 @@
 import Foundation
+import OpenIDProvider
 import Storage
 
 /// How the server was started. Development mode trusts the local Apple ID simulator and may generate a secret key.
@@ -39,6 +40,8 @@ public struct BridgeConfiguration: Sendable {
     public var corsOrigins: [String]
     /// The operator's brand and the destination after signing in.
     public var site: SiteSettings
+    /// BRIDGE_CLIENTS_FILE, read and checked: the OpenID provider's clients.
+    public var clients: ClientRegistry
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -57,7 +60,7 @@ public struct BridgeConfiguration: Sendable {
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
         "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
-        "BRIDGE_CORS_ORIGINS",
+        "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE",
     ] + SiteSettings.keys
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -93,6 +96,7 @@ public struct BridgeConfiguration: Sendable {
         metricsToken = try Self.metricsToken(settings)
         corsOrigins = try Self.corsOrigins(settings)
         site = try SiteSettings(settings.value)
+        clients = try Self.clients(settings.value("BRIDGE_CLIENTS_FILE"))
     }
 
     /// The raw values, blank ones read as unset.

@@ -7,10 +7,10 @@ struct ServerSecrets: Sendable {
     let secretKey: [UInt8]
     /// Encrypts Apple refresh tokens at rest.
     let appleTokenKey: [UInt8]
-    /// Signs the service's access tokens.
-    let accessTokenKey: HS256Key
     /// Signs the `return_to` a login attempt carries in a cookie, bound to that attempt's state.
     let returnDestinationKey: [UInt8]
+    /// Seals the OpenID provider's private signing keys at rest.
+    let providerKeySealingKey: [UInt8]
     /// Signs CSRF tokens (derived from the session rather than stored): the secret itself, an HMAC key already.
     var csrfKey: [UInt8] { secretKey }
 
@@ -18,12 +18,7 @@ struct ServerSecrets: Sendable {
         self.secretKey = secretKey
         appleTokenKey = try Self.derive(secretKey, purpose: "apple-refresh-token-v1")
         returnDestinationKey = try Self.derive(secretKey, purpose: "return-destination-v1")
-        let accessTokenSecret = try Self.derive(secretKey, purpose: "access-token-v1")
-        do {
-            accessTokenKey = try HS256Key(secret: accessTokenSecret)
-        } catch {
-            throw ConfigurationError("BRIDGE_SECRET_KEY", "cannot be used as the access-token key: \(error)")
-        }
+        providerKeySealingKey = try Self.derive(secretKey, purpose: "openid-provider-signing-key-v1")
     }
 
     static func derive(_ secretKey: [UInt8], purpose: String) throws(ConfigurationError) -> [UInt8] {

@@ -38,9 +38,14 @@ struct AppleRedirect: Sendable {
     let returnDestination: ReturnDestination
     /// Where a sign-in lands without an allowed `return_to` (`BRIDGE_AFTER_SIGN_IN_URL`).
     let afterSignInURL: String
+    /// Finishes sign-ins that an OpenID client started at the authorization endpoint.
+    let provider: ProviderAuthorizationFlow
 
     func finish(_ request: Request, _ fields: FormFields) throws -> Response {
-        if let error = fields["error"], !error.isEmpty { return try appleReportedError(error) }
+        if let error = fields["error"], !error.isEmpty {
+            if let toClient = try provider.appleError(fields, appleError: error) { return toClient }
+            return try appleReportedError(error)
+        }
         let (state, attempt) = try liveAttempt(fields)
         switch bindingCheck(request, state: state, attempt: attempt, fields: fields) {
         case .bound:
@@ -65,7 +70,8 @@ struct AppleRedirect: Sendable {
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
             displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
-        var response = Response.redirect(to: returnDestination.destination(request, state: state) ?? afterSignInURL)
+        var response = try provider.completion(stateHash: attempt.state, userID: signedIn.user.id)
+            ?? .redirect(to: returnDestination.destination(request, state: state) ?? afterSignInURL)
         response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))
         response.setCookie(.expired(sessions.cookieNames.binding(forState: state), path: "/", sameSite: .none))
         if request.cookies[ReturnDestination.cookieName(forState: state)] != nil {

@@ -32,10 +32,12 @@ public final class BridgeApp: Sendable {
         let logo = try SiteLogo.load(configuration.site.logoPath, publicDirectory: resourcesDirectory + "/Public")
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development,
                               branding: Branding(siteName: configuration.site.siteName, logoURL: logo?.url))
+        let providerKeys = try ProviderKeyRing(store: store, sealingKey: secrets.providerKeySealingKey, clock: clock)
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
                                       rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock,
-                                                                 clientAddresses: clientAddresses))
+                                                                 clientAddresses: clientAddresses),
+                                      providerKeys: providerKeys)
         self.configuration = configuration
         self.store = store
         self.apple = apple
@@ -79,6 +81,7 @@ public final class BridgeApp: Sendable {
             return response
         })
         if let logo, logo.served != nil { router.add("GET", SiteLogo.servedPath, operations.endpoint(logo.respond)) }
+        addOpenIDProviderRoutes(to: &router)
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
         let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
                                         plainTextErrors: groups.plainTextErrors, languages: pages.catalogs.negotiation)

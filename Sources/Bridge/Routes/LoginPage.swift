@@ -51,10 +51,7 @@ struct LoginPage: Sendable {
         if let cookie = returnDestination.cookie(for: request.query["return_to"], state: state, lifetime: Int(Self.attemptLifetime)) {
             response.setCookie(cookie)
         }
-        // SameSite=None: Apple's form_post is a cross-site POST, which a Lax cookie would not accompany.
-        response.setCookie(Cookie(name: configuration.cookieNames.binding(forState: state), value: binding,
-                                  path: "/", maxAge: Int(Self.attemptLifetime),
-                                  secure: true, httpOnly: true, sameSite: .none))
+        response.setCookie(Self.bindingCookie(configuration.cookieNames, state: state, binding: binding))
         metrics.increment("bridge_login_attempts_total")
         return response
     }
@@ -73,5 +70,12 @@ struct LoginPage: Sendable {
             ("scope", Self.scope), ("response_mode", "form_post"), ("state", state), ("nonce", nonce),
         ])
         return configuration.appleIDURL + "/auth/authorize?" + query.urlEncoded
+    }
+
+    /// Binds a login attempt to this browser. SameSite=None: Apple's form_post is a cross-site POST, which a Lax
+    /// cookie would not accompany.
+    static func bindingCookie(_ names: CookieNames, state: String, binding: String) -> Cookie {
+        Cookie(name: names.binding(forState: state), value: binding, path: "/", maxAge: Int(attemptLifetime),
+               secure: true, httpOnly: true, sameSite: .none)
     }
 }

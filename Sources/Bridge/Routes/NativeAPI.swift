@@ -55,7 +55,7 @@ struct NativeAPI: Sendable {
             identity: identity, identityToken: idToken, flow: .api, proof: .apiNonce(nonce),
             codeExchange: exchanger.exchange(code: code, identity: identity, flow: .api),
             displayName: DisplayName.fromAPIBody(body), grant: .appSession))
-        return tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
+        return try tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
                              refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
     }
 
@@ -87,7 +87,7 @@ struct NativeAPI: Sendable {
         let replacement = SecretTokens.random()
         switch try rotate(presented, replacement: replacement, now: now) {
         case let .rotated(user, sessionIDHash):
-            return tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
+            return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
         case .reused:
             metrics.increment("bridge_refresh_reuse_total")
             logger.warning("refresh_token_reused")
@@ -103,6 +103,8 @@ struct NativeAPI: Sendable {
         try store.write { transaction in
             switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
             case let .rotated(old):
+                // A refresh token issued to an OpenID client stays with that client (thrown: the rotation is undone).
+                guard try transaction.providerGrant(familyID: old.familyID) == nil else { throw APIError.invalidRefreshToken }
                 guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .invalid }
                 try transaction.insertRefreshToken(RefreshToken(
                     tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
@@ -143,9 +145,9 @@ struct NativeAPI: Sendable {
         return .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
     }
 
-    func tokenResponse(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) -> Response {
+    func tokenResponse(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) throws -> Response {
         .json(JSONValue.object([
-            "accessToken": .string(accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: clock.now)),
+            "accessToken": .string(try accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: clock.now)),
             "refreshToken": .string(refreshToken), "tokenType": "Bearer",
             "expiresIn": .number(Self.accessTokenLifetime), "memberId": .number(Double(user.id)),
             "isExistingMember": .bool(isExistingMember),

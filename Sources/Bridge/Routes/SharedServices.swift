@@ -13,12 +13,13 @@ struct SharedServices {
     let metrics: Metrics
     let pages: Pages
     let rateLimit: SignInRateLimit
+    let providerKeys: ProviderKeyRing
 
     var sessions: BrowserSessions { BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey,
                                                      cookieNames: configuration.cookieNames) }
 
     var accessTokens: AccessTokens {
-        AccessTokens(key: secrets.accessTokenKey, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime)
+        AccessTokens(keys: providerKeys, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime)
     }
 
     var returnDestination: ReturnDestination {

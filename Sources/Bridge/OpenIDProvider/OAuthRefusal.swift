@@ -1,0 +1,23 @@
+import HTTPServer
+import JSON
+
+/// An OAuth 2.0 error answered as RFC 6749 §5.2 JSON (`error`, `error_description`), never cached.
+struct OAuthRefusal: Error, Equatable {
+    var status: Int
+    var error: String
+    var description: String
+
+    static func invalidRequest(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_request", description: description) }
+    static func invalidGrant(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_grant", description: description) }
+    static func invalidClient(_ description: String) -> OAuthRefusal { .init(status: 401, error: "invalid_client", description: description) }
+    static func invalidToken(_ description: String) -> OAuthRefusal { .init(status: 401, error: "invalid_token", description: description) }
+
+    var response: Response {
+        var response = Response.json(JSONValue.object(["error": .string(error), "error_description": .string(description)])
+            .serialized(), status: status)
+        response.headers.set("Cache-Control", "no-store")
+        if error == "invalid_client" { response.headers.set("WWW-Authenticate", "Basic realm=\"token\"") }
+        if error == "invalid_token" { response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"") }
+        return response
+    }
+}

@@ -1,0 +1,116 @@
+import AppleID
+import Foundation
+import HTTPServer
+import JOSE
+import OpenIDProvider
+import Storage
+
+/// The authorization endpoint and its end: checks a relying party's request, starts the Apple sign-in exactly as
+/// `/login` does (a login attempt bound to this browser, with the request kept beside it in the database), and once
+/// Apple's answer verified sends the browser back to the client with a single-use code.
+struct ProviderAuthorizationFlow: Sendable {
+    static let codeLifetime: TimeInterval = 60
+
+    let configuration: BridgeConfiguration
+    let store: any Store
+    let clock: WallClock
+    let login: LoginPage
+    let rateLimit: SignInRateLimit
+    let pages: Pages
+    let metrics: Metrics
+    let logger: Logger
+
+    /// `GET /oauth/authorize`.
+    func authorize(_ request: Request) throws -> Response {
+        let authorization: AuthorizationRequest
+        do {
+            authorization = try AuthorizationRequest.validate({ request.query[$0] }, clients: configuration.clients)
+        } catch let .redirect(error, description, redirectURI, state) {
+            metrics.increment("bridge_oidc_authorize_refusals_total", ["error": error])
+            return redirect(to: redirectURI, ["error": error, "error_description": description], state: state)
+        } catch {
+            metrics.increment("bridge_oidc_authorize_refusals_total", ["error": "invalid_client_or_redirect_uri"])
+            return pages.error(status: 400, heading: "This sign-in link is not valid",
+                               message: Self.wording(error), retryURL: nil)
+        }
+        guard let servicesID = configuration.servicesID else {
+            return redirect(to: authorization.redirectURI, ["error": "temporarily_unavailable",
+                                                            "error_description": "Sign in with Apple is not configured for the web"],
+                            state: authorization.state)
+        }
+        try rateLimit.admit(request)
+        return try startAppleSignIn(authorization, servicesID: servicesID)
+    }
+
+    private func startAppleSignIn(_ authorization: AuthorizationRequest, servicesID: String) throws -> Response {
+        let now = clock.now
+        let (state, nonce, binding) = (SecretTokens.random(), SecretTokens.random(), SecretTokens.random())
+        let stateHash = SecretTokens.digest(state)
+        try store.write { transaction in
+            try transaction.insertLoginAttempt(LoginAttempt(
+                state: stateHash, nonce: nonce, bindingHash: SecretTokens.digest(binding), createdAt: now,
+                expiresAt: now.addingTimeInterval(LoginPage.attemptLifetime), consumedAt: nil))
+            try transaction.insertProviderAuthorization(ProviderAuthorization(
+                stateHash: stateHash, clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
+                clientState: authorization.state, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
+                scope: authorization.scopes.joined(separator: " "), createdAt: now))
+        }
+        var response = Response.redirect(to: login.authorizeURL(state: state, nonce: nonce, clientID: servicesID))
+        // The same binding cookie as /login sets: Apple's form_post must come back in this browser.
+        response.setCookie(LoginPage.bindingCookie(configuration.cookieNames, state: state, binding: binding))
+        response.headers.set("Cache-Control", "no-store")
+        metrics.increment("bridge_oidc_authorizations_started_total", ["client_id": authorization.client.clientID])
+        return response
+    }
+
+    /// After a verified sign-in: when the login attempt belongs to a provider authorization, the redirect that hands
+    /// the client its code; nil for an ordinary web sign-in.
+    func completion(stateHash: String, userID: Int64) throws -> Response? {
+        guard let authorization = try store.read({ try $0.providerAuthorization(stateHash: stateHash) }) else { return nil }
+        let now = clock.now
+        let code = SecretTokens.random()
+        try store.write {
+            try $0.insertAuthorizationCode(AuthorizationCodeRecord(
+                codeHash: SecretTokens.digest(code), clientID: authorization.clientID, redirectURI: authorization.redirectURI,
+                codeChallenge: authorization.codeChallenge, scope: authorization.scope, nonce: authorization.nonce,
+                userID: userID, authTime: now, createdAt: now, expiresAt: now.addingTimeInterval(Self.codeLifetime)))
+        }
+        metrics.increment("bridge_oidc_codes_issued_total", ["client_id": authorization.clientID])
+        logger.info("oidc_code_issued", ["client_id": authorization.clientID, "user_id": String(userID)])
+        return redirect(to: authorization.redirectURI, ["code": code], state: authorization.clientState)
+    }
+
+    /// Apple reported an error (the person cancelled): when the attempt belongs to a provider authorization, the
+    /// client hears `access_denied` on its redirect URI; nil otherwise.
+    func appleError(_ fields: FormFields, appleError: String) throws -> Response? {
+        guard let state = fields["state"], !state.isEmpty else { return nil }
+        let stateHash = SecretTokens.digest(state)
+        guard let authorization = try store.read({ try $0.providerAuthorization(stateHash: stateHash) }) else { return nil }
+        guard try store.write({ try $0.consumeLoginAttempt(state: stateHash, now: clock.now) }) else {
+            throw SignInFailure.loginAttemptAlreadyUsed
+        }
+        let cancelled = appleError == AppleOAuthError.userCancelledAuthorize.rawValue
+        let (error, description) = cancelled ? ("access_denied", "the person cancelled Sign in with Apple")
+            : ("server_error", "Sign in with Apple did not complete")
+        return redirect(to: authorization.redirectURI, ["error": error, "error_description": description],
+                        state: authorization.clientState)
+    }
+
+    /// A 303 to the client's (already validated) redirect URI with `iss` (RFC 9207) and the client's `state`.
+    func redirect(to redirectURI: String, _ parameters: [String: String], state: String?) -> Response {
+        var pairs = parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let state { pairs.append(("state", state)) }
+        pairs.append(("iss", configuration.publicURL))
+        var response = Response.redirect(to: RedirectURI.appending(pairs, to: redirectURI))
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    static func wording(_ refusal: any Error) -> String {
+        switch refusal as? AuthorizationRefusal {
+        case .missingRedirectURI?: "The app that sent you here did not say where to return (redirect_uri is missing)."
+        case .unregisteredRedirectURI?: "The app that sent you here asked to return to an address it has not registered, so nothing was sent there."
+        default: "The app that sent you here is not known to this sign-in service (unknown client_id)."
+        }
+    }
+}

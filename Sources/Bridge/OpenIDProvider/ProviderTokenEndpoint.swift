@@ -1,0 +1,162 @@
+import AppleID
+import Foundation
+import HTTPServer
+import JSON
+import OpenIDProvider
+import Storage
+
+/// `POST /oauth/token`: the authorization-code grant (single use, bound to client, redirect URI and PKCE verifier;
+/// a second redemption revokes what the first issued) and the refresh-token grant (rotation with the JSON API's
+/// reuse detection). Answers carry an RFC 9068 access token, a refresh token and an ID token.
+struct ProviderTokenEndpoint: Sendable {
+    static let idTokenLifetime: TimeInterval = 3600
+    static let sessionFlow = "openid"
+
+    let store: any Store
+    let clock: WallClock
+    let clientAuthentication: ProviderClientAuthentication
+    let accessTokens: AccessTokens
+    let idTokens: ProviderTokens
+    let keys: ProviderKeyRing
+    /// Shared with /login and the JSON API's sign-in endpoints: a grant writes rows too.
+    let rateLimit: SignInRateLimit
+    let metrics: Metrics
+    let logger: Logger
+
+    /// What a grant issues: minted into tokens after the transaction committed.
+    struct Grant {
+        var user: User
+        var sessionIDHash: String
+        var refreshToken: String
+        var scopes: [String]
+        var nonce: String?
+        var authTime: Date
+    }
+
+    func token(_ request: Request) throws -> Response {
+        try rateLimit.admit(request)
+        guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
+        let client = try clientAuthentication.authenticate(request, form)
+        let grant: Grant
+        switch form["grant_type"] {
+        case "authorization_code": grant = try redeemCode(form, client: client)
+        case "refresh_token": grant = try refresh(form, client: client)
+        case nil: throw OAuthRefusal.invalidRequest("grant_type is missing")
+        default: throw OAuthRefusal(status: 400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token")
+        }
+        metrics.increment("bridge_oidc_tokens_issued_total", ["grant_type": form["grant_type"] ?? ""])
+        return try tokenResponse(grant, client: client)
+    }
+
+    private func redeemCode(_ form: FormFields, client: OpenIDClient) throws -> Grant {
+        guard let code = form["code"], !code.isEmpty else { throw OAuthRefusal.invalidRequest("code is missing") }
+        guard let redirectURI = form["redirect_uri"] else { throw OAuthRefusal.invalidRequest("redirect_uri is missing") }
+        let now = clock.now
+        let codeHash = SecretTokens.digest(code)
+        let outcome: Result<Grant, OAuthRefusal> = try store.write { transaction in
+            switch try transaction.redeemAuthorizationCode(codeHash: codeHash, now: now) {
+            case .unknown, .expired:
+                return .failure(.invalidGrant("the code is unknown or has expired"))
+            case let .replayed(record):
+                // A code presented twice was intercepted, or the client is broken: what it issued goes too.
+                if let family = record.familyID { try transaction.revokeRefreshFamily(family) }
+                metrics.increment("bridge_oidc_code_replays_total")
+                logger.warning("oidc_code_replayed", ["client_id": record.clientID])
+                return .failure(.invalidGrant("the code was already used; the tokens it gave are revoked"))
+            case let .redeemed(record):
+                if let refusal = Self.check(record, client: client, redirectURI: redirectURI, verifier: form["code_verifier"]) {
+                    return .failure(refusal)
+                }
+                guard let user = try transaction.user(id: record.userID) else { return .failure(.invalidGrant("the account is gone")) }
+                let grant = try openGrant(user: user, client: client, scope: record.scope, authTime: record.authTime,
+                                          nonce: record.nonce, in: transaction, now: now)
+                try transaction.setAuthorizationCodeFamily(codeHash: codeHash, familyID: grant.familyID)
+                return .success(grant.grant)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// The bindings a redeemed code must meet; nil when it meets them all.
+    static func check(_ record: AuthorizationCodeRecord, client: OpenIDClient, redirectURI: String,
+                      verifier: String?) -> OAuthRefusal? {
+        guard record.clientID == client.clientID else { return .invalidGrant("the code was issued to another client") }
+        guard record.redirectURI == redirectURI else { return .invalidGrant("redirect_uri differs from the authorization request") }
+        switch (record.codeChallenge, verifier) {
+        case (nil, nil): return nil
+        case (nil, _?): return .invalidGrant("no code_challenge was sent, so no code_verifier is expected")
+        case (_?, nil): return .invalidGrant("code_verifier is missing")
+        case let (challenge?, verifier?): return PKCE.verify(verifier, against: challenge) ? nil : .invalidGrant("code_verifier does not match")
+        }
+    }
+
+    /// A session for the client, and the first refresh token of a new family recorded as this client's.
+    private func openGrant(user: User, client: OpenIDClient, scope: String, authTime: Date, nonce: String?,
+                           in transaction: any StoreTransaction, now: Date) throws -> (grant: Grant, familyID: String) {
+        let sessionID = SecretTokens.random()
+        let session = Session(idHash: SecretTokens.digest(sessionID), userID: user.id, flow: Self.sessionFlow,
+                              nonceVerified: true, createdAt: now,
+                              expiresAt: now.addingTimeInterval(SignInService.appSessionLifetime))
+        try transaction.insertSession(session)
+        let (refreshToken, familyID) = (SecretTokens.random(), SecretTokens.random())
+        try transaction.insertRefreshToken(RefreshToken(
+            tokenHash: SecretTokens.digest(refreshToken), familyID: familyID, sessionIDHash: session.idHash,
+            userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+        try transaction.insertProviderGrant(ProviderGrant(familyID: familyID, clientID: client.clientID, userID: user.id,
+                                                          scope: scope, authTime: authTime, createdAt: now))
+        let scopes = scope.split(separator: " ").map(String.init)
+        return (Grant(user: user, sessionIDHash: session.idHash, refreshToken: refreshToken, scopes: scopes, nonce: nonce,
+                      authTime: authTime), familyID)
+    }
+
+    private func refresh(_ form: FormFields, client: OpenIDClient) throws -> Grant {
+        guard let presented = form["refresh_token"], !presented.isEmpty else {
+            throw OAuthRefusal.invalidRequest("refresh_token is missing")
+        }
+        let now = clock.now
+        let replacement = SecretTokens.random()
+        let outcome: Result<Grant, OAuthRefusal> = try store.write { transaction in
+            switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
+            case let .rotated(old):
+                // Thrown, not returned: the rotation must not stand when the token is not this client's.
+                guard let grant = try transaction.providerGrant(familyID: old.familyID), grant.clientID == client.clientID else {
+                    throw OAuthRefusal.invalidGrant("the refresh token is unknown or was issued to another client")
+                }
+                guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else {
+                    return .failure(.invalidGrant("the refresh token has expired"))
+                }
+                try transaction.insertRefreshToken(RefreshToken(
+                    tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
+                    userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+                return .success(Grant(user: user, sessionIDHash: session.idHash, refreshToken: replacement,
+                                      scopes: grant.scope.split(separator: " ").map(String.init), nonce: nil,
+                                      authTime: grant.authTime))
+            case let .reused(old):
+                try transaction.revokeRefreshFamily(old.familyID)
+                metrics.increment("bridge_refresh_reuse_total")
+                logger.warning("refresh_token_reused", ["flow": Self.sessionFlow])
+                return .failure(.invalidGrant("the refresh token was already used; its family is revoked"))
+            case .expired, .unknown:
+                return .failure(.invalidGrant("the refresh token is unknown or has expired"))
+            }
+        }
+        return try outcome.get()
+    }
+
+    private func tokenResponse(_ grant: Grant, client: OpenIDClient) throws -> Response {
+        let now = clock.now
+        let accessToken = try accessTokens.issue(userID: grant.user.id, sessionIDHash: grant.sessionIDHash,
+                                                 clientID: client.clientID, scopes: grant.scopes, now: now)
+        let idToken = try idTokens.idToken(
+            subject: ProviderUserinfo.subject(grant.user), clientID: client.clientID, scopes: grant.scopes, nonce: grant.nonce,
+            authTime: grant.authTime, accessToken: accessToken, now: now, lifetime: Self.idTokenLifetime, key: keys.signingKey)
+        var response = Response.json(JSONValue.object([
+            "access_token": .string(accessToken), "token_type": "Bearer", "expires_in": .number(accessTokens.lifetime),
+            "refresh_token": .string(grant.refreshToken), "id_token": .string(idToken),
+            "scope": .string(grant.scopes.joined(separator: " ")),
+        ]).serialized())
+        response.headers.set("Cache-Control", "no-store")
+        response.headers.set("Pragma", "no-cache")
+        return response
+    }
+}

@@ -1,0 +1,54 @@
+import AppleID
+import Foundation
+import HTTPServer
+import JSON
+import OpenIDProvider
+import Storage
+
+/// `GET|POST /oauth/userinfo` (Bearer access token, its session still live) and `POST /oauth/revoke` (RFC 7009).
+struct ProviderUserinfo: Sendable {
+    let store: any Store
+    let clock: WallClock
+    let accessTokens: AccessTokens
+    let clientAuthentication: ProviderClientAuthentication
+    let logger: Logger
+
+    static func subject(_ user: User) -> TokenSubject {
+        TokenSubject(memberID: user.id, appleSubject: user.providerUserID, email: user.email,
+                     emailVerified: user.emailVerified, isPrivateEmail: user.isPrivateEmail, name: user.displayName)
+    }
+
+    func userinfo(_ request: Request) throws -> Response {
+        let now = clock.now
+        guard let token = request.bearerToken, let claims = accessTokens.verify(token, now: now) else {
+            throw OAuthRefusal.invalidToken("the access token is missing, invalid or expired")
+        }
+        guard let (session, user) = try store.read({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
+              session.userID == claims.userID else { throw OAuthRefusal.invalidToken("the session has ended") }
+        var response = Response.json(JSONValue.object(Self.subject(user).claims(scopes: claims.scopes)).serialized())
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// Revokes a refresh token's family (and its session) or an access token's session, when they belong to the
+    /// calling client. Answers 200 whatever the token was, as RFC 7009 §2.2 asks.
+    func revoke(_ request: Request) throws -> Response {
+        guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
+        let client = try clientAuthentication.authenticate(request, form)
+        guard let token = form["token"], !token.isEmpty else { throw OAuthRefusal.invalidRequest("token is missing") }
+        let now = clock.now
+        if let claims = accessTokens.verify(token, now: now) {
+            if claims.clientID == client.clientID { _ = try store.write { try $0.deleteSession(idHash: claims.sessionIDHash) } }
+        } else {
+            try store.write { transaction in
+                guard let family = try transaction.refreshTokenFamily(tokenHash: SecretTokens.digest(token)),
+                      try transaction.providerGrant(familyID: family)?.clientID == client.clientID else { return }
+                try transaction.revokeRefreshFamily(family)
+            }
+        }
+        logger.info("oidc_token_revoked", ["client_id": client.clientID])
+        var response = Response(status: 200)
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+}

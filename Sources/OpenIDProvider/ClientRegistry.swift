@@ -1,0 +1,111 @@
+import JOSE
+import JSON
+
+/// One configured relying party.
+public struct OpenIDClient: Sendable, Equatable {
+    public var clientID: String
+    public var name: String
+    public var redirectURIs: [String]
+    /// SHA-256 of the client secret; nil for a public client, which must use PKCE.
+    public var secretSHA256: [UInt8]?
+
+    public init(clientID: String, name: String, redirectURIs: [String], secretSHA256: [UInt8]? = nil) {
+        self.clientID = clientID
+        self.name = name
+        self.redirectURIs = redirectURIs
+        self.secretSHA256 = secretSHA256
+    }
+
+    public var isConfidential: Bool { secretSHA256 != nil }
+
+    public func allowsRedirect(to uri: String) -> Bool {
+        redirectURIs.contains { RedirectURI.matches(uri, registered: $0) }
+    }
+
+    public func secretMatches(_ secret: String) -> Bool {
+        guard let secretSHA256 else { return false }
+        return ConstantTime.equals(SHA256.hash(Array(secret.utf8)), secretSHA256)
+    }
+}
+
+/// A client file that cannot be used: `description` is one line naming the client.
+public struct ClientRegistryError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The clients from the BRIDGE_CLIENTS_FILE JSON: a list of
+/// `{"client_id", "name", "redirect_uris": [...], "client_secret_sha256"?: hex}`.
+public struct ClientRegistry: Sendable {
+    public let clients: [String: OpenIDClient]
+
+    public init(_ clients: [OpenIDClient]) {
+        self.clients = Dictionary(clients.map { ($0.clientID, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    public func client(_ clientID: String) -> OpenIDClient? { clients[clientID] }
+
+    public static func parse(_ bytes: [UInt8]) throws(ClientRegistryError) -> ClientRegistry {
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(bytes)
+        } catch {
+            throw ClientRegistryError("is not valid JSON (\(error.reason))")
+        }
+        guard let entries = document.arrayValue else { throw ClientRegistryError("must be a JSON list of clients") }
+        var clients: [OpenIDClient] = []
+        for (index, entry) in entries.enumerated() {
+            let client = try parseClient(entry, index: index)
+            if clients.contains(where: { $0.clientID == client.clientID }) {
+                throw ClientRegistryError("client \"\(client.clientID)\": client_id is listed twice")
+            }
+            clients.append(client)
+        }
+        return ClientRegistry(clients)
+    }
+
+    static func parseClient(_ entry: JSONValue, index: Int) throws(ClientRegistryError) -> OpenIDClient {
+        guard let fields = entry.objectValue else { throw ClientRegistryError("client #\(index + 1): is not a JSON object") }
+        guard let clientID = fields["client_id"]?.stringValue, isClientID(clientID) else {
+            throw ClientRegistryError("client #\(index + 1): client_id must be 1-100 printable ASCII characters without spaces or ':'")
+        }
+        func refuse(_ reason: String) -> ClientRegistryError { ClientRegistryError("client \"\(clientID)\": \(reason)") }
+        let known: Set<String> = ["client_id", "name", "redirect_uris", "client_secret_sha256"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) { throw refuse("unknown field \"\(unknown)\"") }
+        guard let name = fields["name"]?.stringValue, !name.isEmpty, name.count <= 100 else {
+            throw refuse("name must be a text of 1-100 characters")
+        }
+        guard let list = fields["redirect_uris"]?.arrayValue, !list.isEmpty else {
+            throw refuse("redirect_uris must be a non-empty list")
+        }
+        var redirectURIs: [String] = []
+        for value in list {
+            guard let uri = value.stringValue else { throw refuse("redirect_uris must hold texts") }
+            if let problem = RedirectURI.problem(uri) { throw refuse("redirect URI \"\(uri.prefix(200))\" \(problem)") }
+            redirectURIs.append(uri)
+        }
+        var secret: [UInt8]?
+        if let value = fields["client_secret_sha256"] {
+            guard let hex = value.stringValue, let bytes = hexBytes(hex), bytes.count == 32 else {
+                throw refuse("client_secret_sha256 must be 64 hex digits (the SHA-256 of the secret)")
+            }
+            secret = bytes
+        }
+        return OpenIDClient(clientID: clientID, name: name, redirectURIs: redirectURIs, secretSHA256: secret)
+    }
+
+    static func isClientID(_ id: String) -> Bool {
+        (1...100).contains(id.utf8.count) && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
+    }
+
+    static func hexBytes(_ hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        for pair in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[pair...pair + 1], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+}
