@@ -6,4 +6,7 @@ public protocol AppleKeySet: Sendable {
     /// The key named `kid`. Throws `.unknownKeyID` when the set does not hold it, and `.keysUnavailable` when
     /// it cannot tell (no keys could be fetched).
     func key(for kid: String) throws(TokenRejection) -> RSAPublicKey
+    /// Whether `key(for:)` would answer for `kid` at once, from what is held, without fetching or waiting for a
+    /// fetch under way. A request thread that must not wait asks this first.
+    func answersWithoutFetching(_ kid: String) -> Bool
 }

@@ -18,6 +18,12 @@ public final class IdentityTokenVerifier: Sendable {
         return try check(claims, context: context)
     }
 
+    /// Whether verifying `token` would need no call to Apple: its key is held (or the token will be refused
+    /// before any key is needed).
+    public func verifiesWithoutFetching(_ token: String) -> Bool {
+        AppleSignedClaims.answersWithoutFetching(token, keys: keys, maxLength: policy.maximumTokenLength)
+    }
+
     /// The claim rules, for a token whose signature already verified.
     func check(_ claims: AppleClaims, context: VerificationContext) throws(TokenRejection) -> AppleIdentity {
         try policy.checkIssuer(claims)
