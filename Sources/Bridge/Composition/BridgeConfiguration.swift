@@ -25,6 +25,9 @@ public struct BridgeConfiguration: Sendable {
     public var issuers: [String]
     public var requireCodeExchange: Bool
     public var useJSSDK: Bool
+    /// APPLE_MAX_CALLS_IN_FLIGHT: calls to Apple (code exchanges, revocations, key fetches) at once; beyond it a
+    /// sign-in goes on without its code exchange, or gets 503, at once instead of waiting.
+    public var maxAppleCallsInFlight: Int
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -39,6 +42,7 @@ public struct BridgeConfiguration: Sendable {
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
+        "APPLE_MAX_CALLS_IN_FLIGHT",
     ]
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -69,6 +73,7 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_REQUIRE_CODE_EXCHANGE", "is 1 but APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are not set, so no code can be exchanged")
         }
         useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
+        maxAppleCallsInFlight = try Self.count(settings, "APPLE_MAX_CALLS_IN_FLIGHT", default: 32, range: 1...10_000)
     }
 
     /// The raw values, blank ones read as unset.
@@ -183,6 +188,15 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_ISSUER", "must be a comma list of issuer URLs such as https://appleid.apple.com")
         }
         return (appleIDURL, issuers)
+    }
+
+    static func count(_ settings: Settings, _ key: String, default fallback: Int,
+                      range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let text = settings.value(key) else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(key, "must be a whole number from \(range.lowerBound) to \(range.upperBound) (got \"\(text)\")")
+        }
+        return value
     }
 
     static func flag(_ values: [String: String], _ key: String) throws(ConfigurationError) -> Bool {

@@ -46,6 +46,8 @@ struct AppleRedirect: Sendable {
             throw PageRefusal.stateFromOtherBrowser
         }
         guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
+        try AppleCalls(verifier: verifier, exchanger: exchanger)
+            .leaveListenerForSignIn(request, idToken: idToken, code: fields["code"])
         let identity: AppleIdentity
         do {
             identity = try verifier.verify(idToken, context: VerificationContext(expectedNonce: attempt.nonce,

@@ -28,7 +28,8 @@ public final class BridgeApp: Sendable {
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
-                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock))
+                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock),
+                                      exchangeRetrier: Self.exchangeRetrier(configuration, store, apple, secrets, metrics, logger))
         self.configuration = configuration
         self.store = store
         self.apple = apple
@@ -37,6 +38,14 @@ public final class BridgeApp: Sendable {
         endpoints = try Endpoints(services, publicDirectory: resourcesDirectory + "/Public")
         self.pages = pages
         contentSecurityPolicy = ContentSecurityPolicy.header(allowingAppleJSSDK: configuration.useJSSDK)
+    }
+
+    /// Retries exchanges a sign-in went on without; none when the exchange is required (or impossible).
+    static func exchangeRetrier(_ configuration: BridgeConfiguration, _ store: any Store, _ apple: AppleServices,
+                                _ secrets: ServerSecrets, _ metrics: Metrics, _ logger: Logger) -> CodeExchangeRetrier? {
+        guard !configuration.requireCodeExchange, let client = apple.tokenClient else { return nil }
+        return CodeExchangeRetrier(client: client, store: store, vault: AppleTokenVault(key: secrets.appleTokenKey),
+                                   metrics: metrics, logger: logger)
     }
 
     /// The route table: each route is registered in its group and takes that group's behaviour.

@@ -40,6 +40,7 @@ struct NativeAPI: Sendable {
         let code = Self.firstString(body, Self.codeFields)
         let nonce = Self.firstString(body, ["nonce"])
         if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.count > 200 { throw APIError.invalidDeviceID }
+        try AppleCalls(verifier: verifier, exchanger: exchanger).leaveListenerForSignIn(request, idToken: idToken, code: code)
         let identity = try verify(idToken, nonce: nonce, code: code)
         if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
             throw APIError.subjectMismatch
@@ -126,7 +127,7 @@ struct NativeAPI: Sendable {
     }
 
     func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
-        let result = try accountDeletion.deleteAccount(userID: caller.user.id)
+        let result = try accountDeletion.deleteAccount(userID: caller.user.id, request: request)
         return .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
     }
 

@@ -51,7 +51,7 @@ struct SessionPages: Sendable {
             return pages.render("account-delete", ["title": "Delete your account", "csrfToken": .string(visit.csrfToken),
                                                    "user": .object(userContext)])
         }
-        let result = try accountDeletion.deleteAccount(userID: visit.user.id)
+        let result = try accountDeletion.deleteAccount(userID: visit.user.id, request: request)
         var response = pages.render("account-deleted", [
             "title": "Account deleted", "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
             "nothingToRevoke": .bool(result == .none),

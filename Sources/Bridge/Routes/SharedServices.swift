@@ -13,6 +13,8 @@ struct SharedServices {
     let metrics: Metrics
     let pages: Pages
     let rateLimit: SignInRateLimit
+    /// One for the application: it holds the queue of code exchanges to retry.
+    let exchangeRetrier: CodeExchangeRetrier?
 
     var sessions: BrowserSessions { BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey) }
 
@@ -24,7 +26,8 @@ struct SharedServices {
 
     var exchanger: CodeExchanger {
         CodeExchanger(client: apple.tokenClient, servicesID: configuration.servicesID, redirectURI: configuration.redirectURI,
-                      isRequired: configuration.requireCodeExchange, metrics: metrics, logger: logger)
+                      isRequired: configuration.requireCodeExchange, metrics: metrics, logger: logger,
+                      retrier: exchangeRetrier)
     }
 
     var signInService: SignInService {
