@@ -193,3 +193,48 @@ extension BridgeHarness {
         return harness
     }
 }
+
+/// Keys from the simulator always; token and revoke calls fail as unreachable while `isDown`, then reach it.
+final class FlakyPostsTransport: AppleHTTPTransport {
+    private let base = URLSessionTransport(timeout: 2)
+    private let down = Mutex(true)
+
+    var isDown: Bool {
+        get { down.withLock { $0 } }
+        set { down.withLock { $0 = newValue } }
+    }
+
+    func get(_ url: String) throws(AppleHTTPError) -> HTTPExchange { try base.get(url) }
+
+    func postForm(_ url: String, fields: [(String, String)]) throws(AppleHTTPError) -> HTTPExchange {
+        if isDown { throw .unreachable("connection refused") }
+        return try base.postForm(url, fields: fields)
+    }
+}
+
+@Suite("A code exchange Apple could not take during the sign-in")
+struct CodeExchangeRetryTests {
+    @Test("with the exchange optional, the sign-in goes on, and the retried exchange later stores Apple's refresh token")
+    func retriedInTheBackground() throws {
+        let transport = FlakyPostsTransport()
+        let key = try TestClientKey(directory: try keyDirectory())
+        let harness = try BridgeHarness(TestClientKey.settings(key.path), transport: transport)
+        harness.simulator.registerClientKey(teamID: TestClientKey.teamID, keyID: TestClientKey.keyID, publicKey: key.key.publicKey)
+        try harness.awaitAppleKeys()
+
+        let signIn = try harness.nativeSignIn()
+        #expect(signIn.status == 200)
+        let userID = try #require(signIn.body["memberId"]?.int64Value)
+        #expect(try harness.app.store.read { try $0.appleToken(userID: userID) } == nil)
+
+        transport.isDown = false  // Apple is back before the first retry (5 s)
+        let deadline = Date().addingTimeInterval(15)
+        var stored = try harness.app.store.read { try $0.appleToken(userID: userID) }
+        while stored == nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            stored = try harness.app.store.read { try $0.appleToken(userID: userID) }
+        }
+        #expect(stored?.clientID == BridgeHarness.bundleID)
+        #expect(harness.app.metrics.value("bridge_code_exchange_retries_total{result=\"ok\"}") == 1)
+    }
+}
