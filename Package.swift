@@ -38,6 +38,9 @@ let package = Package(
         .executableTarget(name: "bridge-bench",
                           dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "TestSupport"],
                           path: "Benchmarks/bridge-bench"),
+        // Prepares single-use sign-ins and checks their sessions for `scripts/bench signin` (wrk drives the load).
+        .executableTarget(name: "signin-bench", dependencies: ["AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"],
+                          path: "Benchmarks/signin-bench"),
 
         // Test helpers: a raw HTTP client, server launchers, HTML checks through libxml2.
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),
