@@ -13,8 +13,11 @@ public final class IdentityTokenVerifier: Sendable {
         self.clock = clock
     }
 
-    public func verify(_ token: String, context: VerificationContext = VerificationContext()) throws(TokenRejection) -> AppleIdentity {
-        let claims = try AppleSignedClaims.verify(token, keys: keys, maxLength: policy.maximumTokenLength)
+    /// With `fetchingKeys` false, only keys already held are used: nothing is fetched or waited for.
+    public func verify(_ token: String, context: VerificationContext = VerificationContext(),
+                       fetchingKeys: Bool = true) throws(TokenRejection) -> AppleIdentity {
+        let keySet: any AppleKeySet = fetchingKeys ? keys : HeldKeys(base: keys)
+        let claims = try AppleSignedClaims.verify(token, keys: keySet, maxLength: policy.maximumTokenLength)
         return try check(claims, context: context)
     }
 

@@ -12,4 +12,6 @@ public struct StaticKeySet: AppleKeySet {
     }
 
     public func answersWithoutFetching(_ kid: String) -> Bool { true }
+
+    public func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey { try key(for: kid) }
 }

@@ -164,3 +164,17 @@ extension AppleIDTests {
         }
     }
 }
+
+extension AppleIDTests.CallGuardTests {
+    @Test("verifying with held keys only never fetches: a cold cache answers keysUnavailable at once")
+    func heldKeysOnly() throws {
+        let fixture = try SimulatorFixture()
+        let token = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: SimulatorFixture.bundleID,
+                                                                               subject: "s"))
+        #expect(throws: TokenRejection.keysUnavailable) { try fixture.verifier.verify(token, fetchingKeys: false) }
+        #expect(fixture.keys.fetches == 0)
+        #expect(try fixture.verifier.verify(token).subject == "s")
+        #expect(try fixture.verifier.verify(token, fetchingKeys: false).subject == "s")
+        #expect(fixture.keys.fetches == 1)
+    }
+}

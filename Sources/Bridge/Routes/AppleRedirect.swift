@@ -51,7 +51,8 @@ struct AppleRedirect: Sendable {
         let identity: AppleIdentity
         do {
             identity = try verifier.verify(idToken, context: VerificationContext(expectedNonce: attempt.nonce,
-                                                                                   authorizationCode: fields["code"]))
+                                                                                   authorizationCode: fields["code"]),
+                                           fetchingKeys: request.isOffListener)
         } catch {
             throw SignInFailure.tokenRejected(error)
         }

@@ -41,7 +41,7 @@ struct NativeAPI: Sendable {
         let nonce = Self.firstString(body, ["nonce"])
         if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.count > 200 { throw APIError.invalidDeviceID }
         try AppleCalls(verifier: verifier, exchanger: exchanger).leaveListenerForSignIn(request, idToken: idToken, code: code)
-        let identity = try verify(idToken, nonce: nonce, code: code)
+        let identity = try verify(idToken, nonce: nonce, code: code, fetchingKeys: request.isOffListener)
         if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
             throw APIError.subjectMismatch
         }
@@ -55,10 +55,11 @@ struct NativeAPI: Sendable {
                              refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
     }
 
-    private func verify(_ idToken: String, nonce: String?, code: String?) throws(SignInFailure) -> AppleIdentity {
+    private func verify(_ idToken: String, nonce: String?, code: String?,
+                        fetchingKeys: Bool) throws(SignInFailure) -> AppleIdentity {
         do {
             return try verifier.verify(idToken, context: VerificationContext(
-                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil))
+                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil), fetchingKeys: fetchingKeys)
         } catch {
             metrics.increment("bridge_api_rejections_total", ["reason": error.code])
             logger.warning("api_sign_in_rejected", ["reason": error.code])
