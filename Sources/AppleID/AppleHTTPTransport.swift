@@ -23,18 +23,29 @@ public struct HTTPExchange: Sendable {
 public enum AppleHTTPError: Error, CustomStringConvertible, Sendable {
     case unreachable(String)
     case timedOut
+    /// The call was not made: too many calls in flight, or Apple kept failing (see `AppleCallGuard`).
+    case notAttempted(String)
 
     public var description: String {
         switch self {
         case let .unreachable(reason): "Apple could not be reached: \(reason)"
         case .timedOut: "Apple did not answer in time"
+        case let .notAttempted(reason): "Apple was not called: \(reason)"
         }
     }
 }
 
-/// Outbound HTTPS to Apple (keys, token, revoke). Synchronous because request handlers run on the
-/// HTTP server's own threads; every call has a bounded timeout.
+/// Outbound HTTPS to Apple (keys, token, revoke). Synchronous: callers are off-listener workers or background
+/// threads, never a listener thread; every call has a bounded timeout.
 public protocol AppleHTTPTransport: Sendable {
     func get(_ url: String) throws(AppleHTTPError) -> HTTPExchange
     func postForm(_ url: String, fields: [(String, String)]) throws(AppleHTTPError) -> HTTPExchange
+    /// A post that gives up (`.timedOut`) at `deadline` if the transport's own timeout is later.
+    func postForm(_ url: String, fields: [(String, String)], deadline: Date) throws(AppleHTTPError) -> HTTPExchange
+}
+
+extension AppleHTTPTransport {
+    public func postForm(_ url: String, fields: [(String, String)], deadline: Date) throws(AppleHTTPError) -> HTTPExchange {
+        try postForm(url, fields: fields)
+    }
 }

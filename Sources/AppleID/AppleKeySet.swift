@@ -6,4 +6,19 @@ public protocol AppleKeySet: Sendable {
     /// The key named `kid`. Throws `.unknownKeyID` when the set does not hold it, and `.keysUnavailable` when
     /// it cannot tell (no keys could be fetched).
     func key(for kid: String) throws(TokenRejection) -> RSAPublicKey
+    /// Whether `key(for:)` would answer for `kid` at once, from what is held, without fetching or waiting for a
+    /// fetch under way. A request thread that must not wait asks this first.
+    func answersWithoutFetching(_ kid: String) -> Bool
+    /// The key named `kid` from what is held (even past its freshness), never fetching or waiting; throws what
+    /// `key(for:)` would when it is not held.
+    func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey
+}
+
+/// A key set's held keys only: what a thread that must not wait verifies with.
+struct HeldKeys: AppleKeySet {
+    let base: any AppleKeySet
+
+    func key(for kid: String) throws(TokenRejection) -> RSAPublicKey { try base.heldKey(for: kid) }
+    func answersWithoutFetching(_ kid: String) -> Bool { true }
+    func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey { try base.heldKey(for: kid) }
 }

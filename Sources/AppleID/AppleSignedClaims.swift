@@ -25,4 +25,11 @@ enum AppleSignedClaims {
         }
         return try AppleClaims(members)
     }
+
+    /// Whether `verify` would find the token's key without fetching; true too when it refuses the token first.
+    static func answersWithoutFetching(_ token: String, keys: any AppleKeySet, maxLength: Int) -> Bool {
+        guard let jws = try? CompactJWS(parsing: token, maxLength: maxLength), jws.algorithm == "RS256",
+              let kid = jws.keyID, !kid.isEmpty else { return true }
+        return keys.answersWithoutFetching(kid)
+    }
 }

@@ -35,8 +35,12 @@ public enum ClientSecretCheck: Sendable, Equatable {
 }
 
 /// Apple's `/auth/token` and `/auth/revoke`, authenticated with the ES256 client secret.
-/// Transport failures and 5xx are retried a bounded number of times with exponential backoff; 4xx never is.
+/// Transport failures and 5xx are retried a bounded number of times with exponential backoff; 4xx never is, nor
+/// a call the `AppleCallGuard` refused. With a deadline, every attempt ends by it and no retry starts after it.
 public final class AppleTokenClient: Sendable {
+    public static let tokenPath = "/auth/token"
+    public static let revokePath = "/auth/revoke"
+
     public let baseURL: String
     private let transport: any AppleHTTPTransport
     private let secrets: ClientSecretProvider
@@ -44,10 +48,14 @@ public final class AppleTokenClient: Sendable {
     private let attempts: Int
     private let backoff: TimeInterval
     private let sleep: @Sendable (TimeInterval) -> Void
+    /// The guard the transport's calls pass, if any: lets callers ask whether a call would be made now.
+    public let callGuard: AppleCallGuard?
 
     public init(baseURL: String, transport: any AppleHTTPTransport, secrets: ClientSecretProvider,
                 verifier: IdentityTokenVerifier, attempts: Int = 3, backoff: TimeInterval = 0.2,
+                callGuard: AppleCallGuard? = nil,
                 sleep: @escaping @Sendable (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+        self.callGuard = callGuard
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
@@ -61,12 +69,12 @@ public final class AppleTokenClient: Sendable {
 
     /// Exchanges an authorization code. `redirectURI` is required for web codes and must be nil for native ones.
     /// The returned id_token must verify (without the nonce rule) and name `expectedSubject`.
-    public func exchange(code: String, clientID: String, redirectURI: String?,
-                         expectedSubject: String) throws(AppleTokenError) -> TokenExchange {
+    public func exchange(code: String, clientID: String, redirectURI: String?, expectedSubject: String,
+                         deadline: Date? = nil) throws(AppleTokenError) -> TokenExchange {
         var fields = try authentication(clientID)
         fields += [("code", code), ("grant_type", "authorization_code")]
         if let redirectURI { fields.append(("redirect_uri", redirectURI)) }
-        let response = try post("/auth/token", fields)
+        let response = try post(Self.tokenPath, fields, deadline: deadline)
         guard response.status == 200 else { throw Self.failure(response) }
 
         guard let body = try? JSONValue.parse(response.body), case .object = body else {
@@ -91,10 +99,11 @@ public final class AppleTokenClient: Sendable {
     }
 
     /// Revokes a refresh or access token; Apple answers 200 for known and unknown tokens alike.
-    public func revoke(token: String, tokenTypeHint: String = "refresh_token", clientID: String) throws(AppleTokenError) {
+    public func revoke(token: String, tokenTypeHint: String = "refresh_token", clientID: String,
+                       deadline: Date? = nil) throws(AppleTokenError) {
         var fields = try authentication(clientID)
         fields += [("token", token), ("token_type_hint", tokenTypeHint)]
-        let response = try post("/auth/revoke", fields)
+        let response = try post(Self.revokePath, fields, deadline: deadline)
         guard response.status == 200 else { throw Self.failure(response) }
     }
 
@@ -121,23 +130,40 @@ public final class AppleTokenClient: Sendable {
         }
     }
 
+    /// Whether a call to `path` (`tokenPath`, `revokePath`) would be made now rather than refused by the guard.
+    public func wouldCall(_ path: String) -> Bool { callGuard?.admits(path) ?? true }
+
     /// Posts with retries on transport failures and 5xx; returns the first other answer.
-    private func post(_ path: String, _ fields: [(String, String)]) throws(AppleTokenError) -> HTTPExchange {
+    private func post(_ path: String, _ fields: [(String, String)], deadline: Date?) throws(AppleTokenError) -> HTTPExchange {
         var lastFailure = ""
+        var made = 0
         for attempt in 0..<attempts {
-            if attempt > 0 { sleep(backoff * pow(2, Double(attempt - 1))) }
+            if attempt > 0 {
+                let pause = backoff * pow(2, Double(attempt - 1))
+                // A retry needs time for an answer after its pause; without it, stop here.
+                if let deadline, Date().addingTimeInterval(pause + 0.5) >= deadline { break }
+                sleep(pause)
+            }
+            made += 1
             do {
-                let response = try transport.postForm(baseURL + path, fields: fields)
+                let response = if let deadline {
+                    try transport.postForm(baseURL + path, fields: fields, deadline: deadline)
+                } else {
+                    try transport.postForm(baseURL + path, fields: fields)
+                }
                 guard response.status >= 500 else { return response }
                 lastFailure = "HTTP \(response.status)"
             } catch {
-                switch error {
-                case let .unreachable(reason): lastFailure = reason
-                case .timedOut: lastFailure = "no answer in time"
+                if case let .notAttempted(reason) = error {
+                    // The guard refused: no call was made. Before any attempt, say so; after one, stop retrying.
+                    if made == 1 { throw .notAttempted(reason) }
+                    made -= 1
+                    break
                 }
+                if case let .unreachable(reason) = error { lastFailure = reason } else { lastFailure = "no answer in time" }
             }
         }
-        throw .unreachable("\(lastFailure) after \(attempts) attempt\(attempts == 1 ? "" : "s")")
+        throw .unreachable("\(lastFailure) after \(made) attempt\(made == 1 ? "" : "s")")
     }
 
     private static func failure(_ response: HTTPExchange) -> AppleTokenError {

@@ -5,6 +5,8 @@ public enum AppleTokenError: Error, CustomStringConvertible, Equatable, Sendable
     case apple(code: String, advice: String)
     /// No answer, a timeout, or 5xx on every attempt.
     case unreachable(String)
+    /// Apple was not called: too many calls in flight, or Apple kept failing and the breaker is open.
+    case notAttempted(String)
     /// An answer that is not what the endpoint documents.
     case invalidResponse(String)
     /// The id_token Apple returned did not verify.
@@ -42,6 +44,7 @@ public enum AppleTokenError: Error, CustomStringConvertible, Equatable, Sendable
         switch self {
         case let .apple(code, advice): "Apple refused the request (\(code)): \(advice)"
         case let .unreachable(reason): "Apple could not be reached or is failing: \(reason)"
+        case let .notAttempted(reason): "Apple was not called: \(reason)"
         case let .invalidResponse(reason): "Apple's answer could not be used: \(reason)"
         case let .idTokenRejected(rejection): "the id_token Apple returned was refused: \(rejection.description)"
         case .subjectMismatch: "the id_token Apple returned is for another user (sub) than this sign-in's identity token"

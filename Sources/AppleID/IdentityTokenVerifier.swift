@@ -13,9 +13,18 @@ public final class IdentityTokenVerifier: Sendable {
         self.clock = clock
     }
 
-    public func verify(_ token: String, context: VerificationContext = VerificationContext()) throws(TokenRejection) -> AppleIdentity {
-        let claims = try AppleSignedClaims.verify(token, keys: keys, maxLength: policy.maximumTokenLength)
+    /// With `fetchingKeys` false, only keys already held are used: nothing is fetched or waited for.
+    public func verify(_ token: String, context: VerificationContext = VerificationContext(),
+                       fetchingKeys: Bool = true) throws(TokenRejection) -> AppleIdentity {
+        let keySet: any AppleKeySet = fetchingKeys ? keys : HeldKeys(base: keys)
+        let claims = try AppleSignedClaims.verify(token, keys: keySet, maxLength: policy.maximumTokenLength)
         return try check(claims, context: context)
+    }
+
+    /// Whether verifying `token` would need no call to Apple: its key is held (or the token will be refused
+    /// before any key is needed).
+    public func verifiesWithoutFetching(_ token: String) -> Bool {
+        AppleSignedClaims.answersWithoutFetching(token, keys: keys, maxLength: policy.maximumTokenLength)
     }
 
     /// The claim rules, for a token whose signature already verified.

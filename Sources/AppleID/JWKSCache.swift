@@ -64,6 +64,21 @@ public final class JWKSCache: AppleKeySet, @unchecked Sendable {
         throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid.loggable)
     }
 
+    public func answersWithoutFetching(_ kid: String) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let now = clock.now
+        if keys[kid] != nil, now < freshUntil { return true }
+        return !fetching && !mayFetch(now: now)
+    }
+
+    public func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey {
+        condition.lock()
+        defer { condition.unlock() }
+        if let key = keys[kid] { return key }
+        throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid.loggable)
+    }
+
     /// Fetches now if allowed (used at start-up to warm the cache). Returns whether keys are held.
     @discardableResult
     public func prefetch() -> Bool {

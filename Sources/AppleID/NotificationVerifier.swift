@@ -52,6 +52,13 @@ public final class NotificationVerifier: Sendable {
             jti: claims.jwtID ?? SHA256.hexDigest(payload))
     }
 
+    /// Whether verifying `body` would need no call to Apple (its key is held, or it is refused before).
+    public func verifiesWithoutFetching(_ body: [UInt8]) -> Bool {
+        guard body.count <= Self.maximumBodyLength, let document = try? JSONValue.parse(body),
+              let payload = document["payload"]?.stringValue else { return true }
+        return AppleSignedClaims.answersWithoutFetching(payload, keys: keys, maxLength: CompactJWS.defaultMaxLength)
+    }
+
     /// Apple documents `events` as a JSON string holding an object; an object as such is accepted too.
     private static func events(_ value: JSONValue?) throws(TokenRejection) -> JSONValue {
         switch value {

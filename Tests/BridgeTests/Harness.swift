@@ -68,7 +68,8 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     var simulatorPort: Int { simulatorHTTP.port }
     var app: BridgeApp { server.app }
 
-    init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000) throws {
+    init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
+         transport: any AppleHTTPTransport = URLSessionTransport(timeout: 2)) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
@@ -89,7 +90,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         values.merge(settings) { _, new in new }
         let configuration = try BridgeConfiguration(values: values, mode: .development)
         server = try BridgeServer(configuration: configuration, resourcesDirectory: packageRoot,
-                                  transport: URLSessionTransport(timeout: 2), clock: clock.clock, logger: .silent,
+                                  transport: transport, clock: clock.clock, logger: .silent,
                                   signInRequestsPerMinute: signInRequestsPerMinute)
         try server.start()
     }

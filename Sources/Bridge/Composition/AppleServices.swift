@@ -1,7 +1,15 @@
 import AppleID
+import Foundation
 
 /// Everything that talks to Apple or checks what Apple signed, built from one configuration.
 public struct AppleServices: Sendable {
+    /// The longest one call to Apple is waited for.
+    static let callTimeout: TimeInterval = 5
+    /// The longest a request waits on Apple in all (key fetch, code exchange with its retry, or revocation).
+    static let requestBudget: TimeInterval = 6
+    /// The `Retry-After` of a 503 because Apple is slow or unreachable: about the breaker's cool-down.
+    static let retryAfterSeconds = 10
+
     /// Apple's published signing keys, cached.
     public let keys: JWKSCache
     /// Checks identity tokens.
@@ -12,4 +20,6 @@ public struct AppleServices: Sendable {
     public let clientSecrets: ClientSecretProvider?
     /// Exchanges codes and revokes grants; nil without client secrets.
     public let tokenClient: AppleTokenClient?
+    /// The cap on calls to Apple in flight and the circuit breaker every call passes.
+    public let callGuard: AppleCallGuard
 }

@@ -42,6 +42,9 @@ public struct BridgeConfiguration: Sendable {
     public var site: SiteSettings
     /// BRIDGE_CLIENTS_FILE, read and checked: the OpenID provider's clients.
     public var clients: ClientRegistry
+    /// APPLE_MAX_CALLS_IN_FLIGHT: calls to Apple (code exchanges, revocations, key fetches) at once; beyond it a
+    /// sign-in goes on without its code exchange, or gets 503, at once instead of waiting.
+    public var maxAppleCallsInFlight: Int
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -60,7 +63,7 @@ public struct BridgeConfiguration: Sendable {
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
         "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
-        "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE",
+        "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE", "APPLE_MAX_CALLS_IN_FLIGHT",
     ] + SiteSettings.keys
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -97,6 +100,7 @@ public struct BridgeConfiguration: Sendable {
         corsOrigins = try Self.corsOrigins(settings)
         site = try SiteSettings(settings.value)
         clients = try Self.clients(settings.value("BRIDGE_CLIENTS_FILE"))
+        maxAppleCallsInFlight = try Self.count(settings, "APPLE_MAX_CALLS_IN_FLIGHT", default: 32, range: 1...10_000)
     }
 
     /// The raw values, blank ones read as unset.
@@ -207,6 +211,15 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_ISSUER", "must be a comma list of issuer URLs such as https://appleid.apple.com")
         }
         return (appleIDURL, issuers)
+    }
+
+    static func count(_ settings: Settings, _ key: String, default fallback: Int,
+                      range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let text = settings.value(key) else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(key, "must be a whole number from \(range.lowerBound) to \(range.upperBound) (got \"\(text)\")")
+        }
+        return value
     }
 
     static func flag(_ values: [String: String], _ key: String) throws(ConfigurationError) -> Bool {

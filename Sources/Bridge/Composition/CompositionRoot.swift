@@ -53,6 +53,10 @@ public enum CompositionRoot {
     public static func appleServices(_ configuration: BridgeConfiguration, clientKey: AppleClientKey?,
                                      transport: any AppleHTTPTransport, clock: WallClock = .system, logger: Logger? = nil,
                                      codeExchangeAttempts: Int = 3) -> AppleServices {
+        var limits = AppleCallGuard.Settings()
+        limits.maxInFlight = configuration.maxAppleCallsInFlight
+        let callGuard = AppleCallGuard(settings: limits)
+        let transport = GuardedTransport(transport, guard: callGuard, callTimeout: AppleServices.callTimeout)
         let keys = JWKSCache(url: configuration.appleIDURL + "/auth/keys", transport: transport, clock: clock) { event, detail in
             logger?.info(event, ["detail": detail])
         }
@@ -65,9 +69,9 @@ public enum CompositionRoot {
         let secrets = clientKey.map { ClientSecretProvider(key: $0, clock: clock) }
         let tokenClient = secrets.map {
             AppleTokenClient(baseURL: configuration.appleIDURL, transport: transport, secrets: $0, verifier: verifier,
-                             attempts: codeExchangeAttempts)
+                             attempts: codeExchangeAttempts, callGuard: callGuard)
         }
         return AppleServices(keys: keys, verifier: verifier, notifications: notifications, clientSecrets: secrets,
-                             tokenClient: tokenClient)
+                             tokenClient: tokenClient, callGuard: callGuard)
     }
 }

@@ -23,7 +23,12 @@ struct JSONErrorPresenter: ErrorPresenter {
     }
 
     func response(for error: any Error, to request: Request) -> Response? {
-        Self.body(for: error)?.response
+        guard var body = Self.body(for: error) else { return nil }
+        // Every 503 here means Apple is slow or unreachable: worth trying again after the breaker's cool-down.
+        if body.status == 503 && !body.headers.contains("Retry-After") {
+            body.headers.set("Retry-After", String(AppleServices.retryAfterSeconds))
+        }
+        return body.response
     }
 
     func internalError(for request: Request) -> Response {

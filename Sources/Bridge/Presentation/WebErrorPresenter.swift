@@ -44,6 +44,7 @@ struct WebErrorPresenter: ErrorPresenter {
         guard let description = Self.describe(error) else { return nil }
         var response = page(description)
         if let limited = error as? RateLimited { response.headers.set("Retry-After", String(limited.retryAfter)) }
+        if description.status == 503 { response.headers.set("Retry-After", String(AppleServices.retryAfterSeconds)) }
         return response
     }
 

@@ -23,6 +23,7 @@ struct AppleNotifications: Sendable {
     let logger: Logger
 
     func receive(_ request: Request) throws -> Response {
+        try AppleCalls.leaveListener(request, if: !verifier.verifiesWithoutFetching(request.body))
         let notification: AppleServerNotification
         do {
             notification = try verifier.verify(request.body)

@@ -57,11 +57,14 @@ struct AppleRedirect: Sendable {
             throw PageRefusal.stateFromOtherBrowser
         }
         guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
+        try AppleCalls(verifier: verifier, exchanger: exchanger)
+            .leaveListenerForSignIn(request, idToken: idToken, code: fields["code"])
         let identity: AppleIdentity
         do {
             identity = try verifier.verify(idToken, context: VerificationContext(expectedNonce: attempt.nonce,
                                                                                    authorizationCode: fields["code"],
-                                                                                   requireNonce: requireNonce))
+                                                                                   requireNonce: requireNonce),
+                                           fetchingKeys: request.isOffListener)
         } catch {
             throw SignInFailure.tokenRejected(error)
         }

@@ -37,7 +37,8 @@ public final class BridgeApp: Sendable {
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
                                       rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock,
                                                                  clientAddresses: clientAddresses),
-                                      providerKeys: providerKeys)
+                                      providerKeys: providerKeys,
+                                      exchangeRetrier: Self.exchangeRetrier(configuration, store, apple, secrets, metrics, logger))
         self.configuration = configuration
         self.store = store
         self.apple = apple
@@ -48,6 +49,14 @@ public final class BridgeApp: Sendable {
         self.pages = pages
         self.logo = logo
         contentSecurityPolicy = ContentSecurityPolicy.header(allowingAppleJSSDK: configuration.useJSSDK)
+    }
+
+    /// Retries exchanges a sign-in went on without; none when the exchange is required (or impossible).
+    static func exchangeRetrier(_ configuration: BridgeConfiguration, _ store: any Store, _ apple: AppleServices,
+                                _ secrets: ServerSecrets, _ metrics: Metrics, _ logger: Logger) -> CodeExchangeRetrier? {
+        guard !configuration.requireCodeExchange, let client = apple.tokenClient else { return nil }
+        return CodeExchangeRetrier(client: client, store: store, vault: AppleTokenVault(key: secrets.appleTokenKey),
+                                   metrics: metrics, logger: logger)
     }
 
     /// The route table: each route is registered in its group and takes that group's behaviour.

@@ -12,7 +12,8 @@ struct JSONAPIGroup: Sendable {
     func endpoint(rateLimited: Bool = false, _ handler: @escaping Router.Handler) -> Router.Handler {
         let rateLimit = rateLimit
         return jsonEndpoint { request in
-            if rateLimited { try rateLimit.admit(request) }
+            // A request run again off the listener (it calls Apple) was admitted on the listener already.
+            if rateLimited && !request.isOffListener { try rateLimit.admit(request) }
             return try handler(request)
         }
     }

@@ -42,7 +42,8 @@ struct NativeAPI: Sendable {
         let code = Self.firstString(body, Self.codeFields)
         let nonce = Self.firstString(body, ["nonce"])
         if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.unicodeScalars.count > 200 { throw APIError.invalidDeviceID }
-        let identity = try verify(idToken, nonce: nonce, code: code)
+        try AppleCalls(verifier: verifier, exchanger: exchanger).leaveListenerForSignIn(request, idToken: idToken, code: code)
+        let identity = try verify(idToken, nonce: nonce, code: code, fetchingKeys: request.isOffListener)
         // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
         // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it.
         if nonce == nil && Self.carriesNonce(verifiedToken: idToken) { throw SignInFailure.nonceRequired }
@@ -59,10 +60,11 @@ struct NativeAPI: Sendable {
                              refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
     }
 
-    private func verify(_ idToken: String, nonce: String?, code: String?) throws(SignInFailure) -> AppleIdentity {
+    private func verify(_ idToken: String, nonce: String?, code: String?,
+                        fetchingKeys: Bool) throws(SignInFailure) -> AppleIdentity {
         do {
             return try verifier.verify(idToken, context: VerificationContext(
-                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil || requireNonce))
+                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil || requireNonce), fetchingKeys: fetchingKeys)
         } catch {
             metrics.increment("bridge_api_rejections_total", ["reason": error.code])
             logger.warning("api_sign_in_rejected", ["reason": error.code])
@@ -141,7 +143,7 @@ struct NativeAPI: Sendable {
     }
 
     func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
-        let result = try accountDeletion.deleteAccount(userID: caller.user.id)
+        let result = try accountDeletion.deleteAccount(userID: caller.user.id, request: request)
         return .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
     }
 

@@ -14,6 +14,8 @@ struct SharedServices {
     let pages: Pages
     let rateLimit: SignInRateLimit
     let providerKeys: ProviderKeyRing
+    /// One for the application: it holds the queue of code exchanges to retry.
+    let exchangeRetrier: CodeExchangeRetrier?
 
     var sessions: BrowserSessions { BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey,
                                                      cookieNames: configuration.cookieNames) }
@@ -30,7 +32,8 @@ struct SharedServices {
 
     var exchanger: CodeExchanger {
         CodeExchanger(client: apple.tokenClient, servicesID: configuration.servicesID, redirectURI: configuration.redirectURI,
-                      isRequired: configuration.requireCodeExchange, metrics: metrics, logger: logger)
+                      isRequired: configuration.requireCodeExchange, metrics: metrics, logger: logger,
+                      retrier: exchangeRetrier)
     }
 
     var signInService: SignInService {

@@ -17,14 +17,17 @@ struct AccountDeletion: Sendable {
     let metrics: Metrics
     let logger: Logger
 
-    /// Deletes the user after trying to revoke their Apple token; returns what happened at Apple.
-    func deleteAccount(userID: Int64) throws -> RevocationResult {
+    /// Deletes the user after trying to revoke their Apple token; returns what happened at Apple. On a listener
+    /// thread, a revocation that would call Apple first moves the request off it (`OffListenerRequired`).
+    func deleteAccount(userID: Int64, request: Request) throws -> RevocationResult {
         let record = try store.read { try $0.appleToken(userID: userID) }
+        try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
         var result = RevocationResult.none
         var queue: AppleTokenRecord?
         if let record {
+            let deadline = Date().addingTimeInterval(AppleServices.requestBudget)
             if let appleTokens, let token = try? vault.open(record.encryptedRefreshToken, clientID: record.clientID),
-               (try? appleTokens.revoke(token: token, clientID: record.clientID)) != nil {
+               (try? appleTokens.revoke(token: token, clientID: record.clientID, deadline: deadline)) != nil {
                 result = .revoked
             } else {
                 result = .queued

@@ -14,6 +14,8 @@ struct CodeExchange: Sendable {
     var outcome: Outcome
     /// Whether the sign-in carried a code at all.
     var codeSent: Bool
+    /// What a later retry needs, kept only when the exchange failed in a way a retry may mend.
+    var retry: CodeExchangeRetrier.Pending?
 
     static let skipped = CodeExchange(outcome: .skipped, codeSent: false)
 
@@ -32,25 +34,63 @@ struct CodeExchanger: Sendable {
     let redirectURI: String
     /// APPLE_REQUIRE_CODE_EXCHANGE: the exchange must succeed; otherwise a failure is only logged.
     let isRequired: Bool
+    /// Retries, in the background, exchanges a sign-in went on without; nil when exchanges are required.
     let metrics: Metrics
     let logger: Logger
+    var retrier: CodeExchangeRetrier? = nil
 
-    func exchange(code: String?, identity: AppleIdentity, flow: SignInFlow) -> CodeExchange {
+    /// Whether exchanging `code` now means calling Apple, so a listener thread must hand the request over
+    /// (`OffListenerRequired`). False when Apple is not to be called now (too many calls in flight, or the breaker
+    /// is open): the exchange then fails at once, and the sign-in is answered without waiting.
+    func callsApple(code: String?) -> Bool {
+        guard let client, let code, !code.isEmpty else { return false }
+        return client.wouldCall(AppleTokenClient.tokenPath)
+    }
+
+    /// Exchanges the code, giving up at `deadline` (the request's budget for Apple).
+    func exchange(code: String?, identity: AppleIdentity, flow: SignInFlow,
+                  deadline: Date = Date().addingTimeInterval(AppleServices.requestBudget)) -> CodeExchange {
         let codeSent = !(code ?? "").isEmpty
         guard let client, let code, codeSent else { return CodeExchange(outcome: .skipped, codeSent: codeSent) }
         // Web codes were issued for our redirect_uri; native codes (bundle-ID audience) have none.
         let redirectURI = identity.audience == servicesID ? redirectURI : nil
         do {
             let exchange = try client.exchange(code: code, clientID: identity.audience, redirectURI: redirectURI,
-                                               expectedSubject: identity.subject)
+                                               expectedSubject: identity.subject, deadline: deadline)
             metrics.increment("bridge_code_exchanges_total", ["result": "ok"])
             return CodeExchange(outcome: .exchanged(exchange), codeSent: true)
         } catch {
-            metrics.increment("bridge_code_exchanges_total", ["result": "failed"])
+            metrics.increment("bridge_code_exchanges_total", ["result": Self.isNotAttempted(error) ? "not_attempted" : "failed"])
             logger.warning("code_exchange_failed", ["flow": flow.rawValue, "client_id": identity.audience,
                                                     "reason": error.description])
-            return CodeExchange(outcome: .failed(error), codeSent: true)
+            var failed = CodeExchange(outcome: .failed(error), codeSent: true)
+            if retrier != nil && Self.isRetryable(error) {
+                failed.retry = CodeExchangeRetrier.Pending(
+                    code: code, clientID: identity.audience, redirectURI: redirectURI, subject: identity.subject,
+                    userID: 0, firstTried: Date(), dueAt: Date().addingTimeInterval(CodeExchangeRetrier.firstDelay))
+            }
+            return failed
         }
+    }
+
+    /// After the sign-in went on without its exchange, queues the exchange for a retry in the background.
+    func retryLater(_ exchange: CodeExchange, userID: Int64) {
+        guard let retrier, var pending = exchange.retry else { return }
+        pending.userID = userID
+        retrier.enqueue(pending)
+    }
+
+    /// Apple was slow, failing or not called: a later try may succeed. Apple's refusals are final.
+    static func isRetryable(_ error: AppleTokenError) -> Bool {
+        switch error {
+        case .unreachable, .notAttempted: true
+        default: false
+        }
+    }
+
+    static func isNotAttempted(_ error: AppleTokenError) -> Bool {
+        if case .notAttempted = error { return true }
+        return false
     }
 
     /// Why this exchange stops the sign-in, or nil when the sign-in may go on.
@@ -69,7 +109,7 @@ struct CodeExchanger: Sendable {
 
     static func refusal(_ error: AppleTokenError) -> CodeExchangeRefusal {
         switch error {
-        case .unreachable, .invalidResponse, .idTokenRejected(.keysUnavailable): .appleUnavailable
+        case .unreachable, .notAttempted, .invalidResponse, .idTokenRejected(.keysUnavailable): .appleUnavailable
         case .clientSecretUnavailable: .serverMisconfigured
         case .apple where error.appleOAuthError == .invalidClient: .serverMisconfigured
         default: .codeRefused
@@ -82,7 +122,8 @@ struct CodeExchanger: Sendable {
         let logger = logger
         DispatchQueue.global().async {
             do {
-                try client.revoke(token: refresh, clientID: clientID)
+                try client.revoke(token: refresh, clientID: clientID,
+                                  deadline: Date().addingTimeInterval(AppleServices.requestBudget))
             } catch {
                 logger.warning("apple_revocation_of_unused_grant_failed", ["reason": String(describing: error)])
             }

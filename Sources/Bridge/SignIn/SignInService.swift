@@ -72,6 +72,7 @@ struct SignInService: Sendable {
             exchanger.discard(request.codeExchange, clientID: request.identity.audience)
             throw error
         }
+        exchanger.retryLater(request.codeExchange, userID: signedIn.user.id)
         metrics.increment("bridge_sign_ins_total", ["flow": request.flow.rawValue])
         logger.info("signed_in", ["user_id": String(signedIn.user.id), "flow": request.flow.rawValue,
                                   "new_user": String(signedIn.isNewUser), "nonce_verified": String(signedIn.nonceVerified)])

@@ -1,0 +1,180 @@
+import AppleID
+import AppleIDSimulator
+import Foundation
+import Synchronization
+import Testing
+
+/// A transport whose calls are answered by a script: each call takes the next answer, or blocks until released.
+final class ScriptedTransport: AppleHTTPTransport {
+    enum Answer: Sendable {
+        case status(Int)
+        case failure(AppleHTTPError)
+        /// Waits until `release()` (or 10 s), then answers 200.
+        case block
+        /// Sleeps this long, then answers 200.
+        case slow(TimeInterval)
+    }
+
+    private let script = Mutex<[Answer]>([])
+    private let calls = Mutex(0)
+    private let gate = DispatchSemaphore(value: 0)
+
+    func answer(_ answers: [Answer]) { script.withLock { $0 = answers } }
+    var callCount: Int { calls.withLock { $0 } }
+    func release(_ count: Int) { for _ in 0..<count { gate.signal() } }
+
+    func get(_ url: String) throws(AppleHTTPError) -> HTTPExchange { try postForm(url, fields: []) }
+
+    func postForm(_ url: String, fields: [(String, String)]) throws(AppleHTTPError) -> HTTPExchange {
+        calls.withLock { $0 += 1 }
+        let next = script.withLock { $0.isEmpty ? Answer.status(200) : $0.removeFirst() }
+        switch next {
+        case let .status(status): return HTTPExchange(status: status, body: Array("{}".utf8))
+        case let .failure(error): throw error
+        case .block:
+            _ = gate.wait(timeout: .now() + 10)
+            return HTTPExchange(status: 200, body: Array("{}".utf8))
+        case let .slow(seconds):
+            Thread.sleep(forTimeInterval: seconds)
+            return HTTPExchange(status: 200, body: Array("{}".utf8))
+        }
+    }
+}
+
+extension AppleIDTests {
+    @Suite("Calls to Apple: cap, circuit breaker, deadline")
+    struct CallGuardTests {
+        let clock = ManualClock()
+        let scripted = ScriptedTransport()
+
+        func guarded(maxInFlight: Int = 32, threshold: Int = 3, callTimeout: TimeInterval = 5) -> GuardedTransport {
+            var settings = AppleCallGuard.Settings()
+            settings.maxInFlight = maxInFlight
+            settings.failureThreshold = threshold
+            settings.coolDown = 10
+            return GuardedTransport(scripted, guard: AppleCallGuard(settings: settings, clock: clock.clock),
+                                    callTimeout: callTimeout)
+        }
+
+        func notAttempted(_ body: () throws(AppleHTTPError) -> HTTPExchange) -> Bool {
+            do {
+                _ = try body()
+                return false
+            } catch {
+                if case .notAttempted = error { return true }
+                return false
+            }
+        }
+
+        @Test("beyond the cap a call fails at once without reaching Apple; room comes back when a call ends")
+        func cap() throws {
+            let transport = guarded(maxInFlight: 2)
+            scripted.answer([.block, .block])
+            let group = DispatchGroup()
+            for _ in 0..<2 {
+                group.enter()
+                Thread { _ = try? transport.postForm("https://apple.test/auth/token", fields: []); group.leave() }.start()
+            }
+            while transport.callGuard.inFlight < 2 { Thread.sleep(forTimeInterval: 0.01) }
+            let start = Date()
+            let refused = notAttempted { () throws(AppleHTTPError) in try transport.postForm("https://apple.test/auth/token", fields: []) }
+            #expect(refused)
+            #expect(Date().timeIntervalSince(start) < 0.5)
+            #expect(scripted.callCount == 2)
+            scripted.release(2)
+            group.wait()
+            let answered = try transport.postForm("https://apple.test/auth/token", fields: [])
+            #expect(answered.status == 200)
+        }
+
+        @Test("after `threshold` failures in a row the breaker refuses calls; after the cool-down one probe decides")
+        func breaker() throws {
+            let transport = guarded(threshold: 3)
+            let url = "https://apple.test/auth/token"
+            scripted.answer([.failure(.timedOut), .status(503), .failure(.unreachable("refused")), .status(502)])
+            for _ in 0..<3 { _ = try? transport.postForm(url, fields: []) }
+            let refusedWhileOpen = notAttempted { () throws(AppleHTTPError) in try transport.postForm(url, fields: []) }
+            #expect(refusedWhileOpen)
+            #expect(scripted.callCount == 3)
+            #expect(transport.callGuard.isOpen("/auth/token"))
+            #expect(transport.callGuard.admits("/auth/keys"))  // each endpoint has its own breaker
+
+            clock.advance(by: 10)
+            let probe = try transport.postForm(url, fields: [])  // the probe fails (502): open again
+            #expect(probe.status == 502)
+            let refusedAfterProbe = notAttempted { () throws(AppleHTTPError) in try transport.postForm(url, fields: []) }
+            #expect(refusedAfterProbe)
+            #expect(scripted.callCount == 4)
+
+            clock.advance(by: 10)
+            #expect(try transport.postForm(url, fields: []).status == 200)  // a good probe closes it
+            #expect(try transport.postForm(url, fields: []).status == 200)
+            #expect(!transport.callGuard.isOpen("/auth/token"))
+        }
+
+        @Test("a caller stops waiting at its deadline; the call still counts in flight until it really ends")
+        func deadline() throws {
+            let transport = guarded(callTimeout: 5)
+            scripted.answer([.slow(1.5)])
+            let start = Date()
+            #expect(throws: AppleHTTPError.self) {
+                try transport.postForm("https://apple.test/auth/token", fields: [], deadline: Date().addingTimeInterval(0.2))
+            }
+            #expect(Date().timeIntervalSince(start) < 1)
+            #expect(transport.callGuard.inFlight == 1)
+            Thread.sleep(forTimeInterval: 2)
+            #expect(transport.callGuard.inFlight == 0)
+        }
+
+        @Test("the token client reports a refused call as notAttempted, and does not retry it")
+        func tokenClientNotAttempted() throws {
+            let fixture = try SimulatorFixture()
+            var settings = AppleCallGuard.Settings()
+            settings.maxInFlight = 0
+            let callGuard = AppleCallGuard(settings: settings)
+            let client = AppleTokenClient(baseURL: fixture.baseURL, transport: GuardedTransport(fixture.transport, guard: callGuard),
+                                          secrets: ClientSecretProvider(key: fixture.key), verifier: fixture.verifier,
+                                          callGuard: callGuard, sleep: { _ in })
+            #expect(!client.wouldCall(AppleTokenClient.tokenPath))
+            do {
+                _ = try client.exchange(code: "c", clientID: SimulatorFixture.bundleID, redirectURI: nil, expectedSubject: "s")
+                Issue.record("the exchange should have been refused")
+            } catch {
+                guard case .notAttempted = error else {
+                    Issue.record("expected notAttempted, got \(error)")
+                    return
+                }
+            }
+            #expect(fixture.transport.posts.isEmpty)
+        }
+
+        @Test("the key cache says whether it can answer without fetching")
+        func keyCacheAnswersWithoutFetching() throws {
+            let fixture = try SimulatorFixture()
+            let kid = fixture.simulator.currentKeyID
+            #expect(!fixture.keys.answersWithoutFetching(kid))  // cold: the first use fetches
+            #expect(fixture.keys.prefetch())
+            #expect(fixture.keys.answersWithoutFetching(kid))
+            // An unknown kid right after a fetch is refused from the cache (re-fetches are rate limited).
+            #expect(fixture.keys.answersWithoutFetching("unknown-kid"))
+            let token = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: SimulatorFixture.bundleID,
+                                                                                   subject: "s"))
+            #expect(fixture.verifier.verifiesWithoutFetching(token))
+            #expect(fixture.verifier.verifiesWithoutFetching("not a token"))
+        }
+    }
+}
+
+extension AppleIDTests.CallGuardTests {
+    @Test("verifying with held keys only never fetches: a cold cache answers keysUnavailable at once")
+    func heldKeysOnly() throws {
+        let fixture = try SimulatorFixture()
+        let token = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: SimulatorFixture.bundleID,
+                                                                               subject: "s"))
+        #expect(throws: TokenRejection.keysUnavailable) { try fixture.verifier.verify(token, fetchingKeys: false) }
+        #expect(fixture.keys.fetches == 0)
+        #expect(try fixture.verifier.verify(token).subject == "s")
+        #expect(try fixture.verifier.verify(token, fetchingKeys: false).subject == "s")
+        #expect(fixture.keys.fetches == 1)
+    }
+}
