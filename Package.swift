@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "Mustache"),
         .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ"]),
         .target(name: "AppleID", dependencies: ["JSON", "JOSE"]),
-        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE"]),
+        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.
         .target(name: "Localization"),
         // The OpenID provider's HTTP-free rules: clients, redirect URIs, PKCE, requests, discovery, tokens.

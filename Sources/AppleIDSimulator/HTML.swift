@@ -1,22 +1,9 @@
 import HTTPServer
+import Mustache
 
 /// Building blocks for the simulator's pages. Every dynamic value goes through `escape`.
 enum HTML {
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    static func escape(_ text: String) -> String { htmlEscaped(text) }
 
     static func hiddenFields(_ fields: [(name: String, value: String)]) -> String {
         fields.map { #"<input type="hidden" name="\#(escape($0.name))" value="\#(escape($0.value))">"# }

@@ -229,20 +229,7 @@ extension Pages {
         return html
     }
 
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    static func escape(_ text: String) -> String { htmlEscaped(text) }
 
     /// A moment given as seconds since 1970, or in the "2026-12-01 03:04:05 UTC" display form.
     static func date(_ value: MustacheValue?) -> Date? {

@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 /// AES-256-GCM authenticated encryption, for secrets kept at rest (e.g. Apple refresh tokens).

@@ -1,3 +1,4 @@
+import JSON
 /// Base64url without padding (RFC 4648 §5, as JOSE uses it, RFC 7515 §2).
 ///
 /// Decoding is strict: only `A–Z a–z 0–9 - _`, no `=` padding, no whitespace, and the

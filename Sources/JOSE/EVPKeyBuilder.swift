@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 /// Builds public-key EVP_PKEYs from raw parameters (OSSL_PARAM_BLD + EVP_PKEY_fromdata).

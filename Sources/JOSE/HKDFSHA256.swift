@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 /// HKDF with SHA-256 (RFC 5869), extract-then-expand.

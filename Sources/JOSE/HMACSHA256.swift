@@ -1,3 +1,4 @@
+import JSON
 internal import COpenSSL
 
 public enum HMACSHA256 {

@@ -2,9 +2,9 @@
 /// collection already has contiguous storage (Array, ArraySlice, String.UTF8View, ...).
 ///
 /// Inlinable, like `JSONValue.parse`, so that callers in other modules get it specialized for their
-/// concrete collection instead of paying for run-time generic dispatch on every call.
+/// concrete collection instead of paying for run-time generic dispatch on every call. JOSE uses it too.
 @inlinable
-func withContiguousBytes<Bytes: Collection<UInt8>, R, E: Error>(
+package func withContiguousBytes<Bytes: Collection<UInt8>, R, E: Error>(
     _ bytes: Bytes, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R
 ) throws(E) -> R {
     // withContiguousStorageIfAvailable is untyped-rethrows, so carry the typed error out by hand.

@@ -1,6 +1,6 @@
 extension String {
     /// Appends `text` with `& < > " '` replaced by entities.
-    mutating func appendHTMLEscaped(_ text: String) {
+    public mutating func appendHTMLEscaped(_ text: String) {
         let bytes = text.utf8
         var chunkStart = bytes.startIndex
         for index in bytes.indices {
@@ -19,4 +19,12 @@ extension String {
         }
         append(contentsOf: text[chunkStart...])
     }
+}
+
+/// `text` with `& < > " '` replaced by entities.
+public func htmlEscaped(_ text: String) -> String {
+    var escaped = ""
+    escaped.reserveCapacity(text.utf8.count)
+    escaped.appendHTMLEscaped(text)
+    return escaped
 }
