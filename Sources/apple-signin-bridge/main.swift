@@ -23,12 +23,13 @@ Usage:
                                                 add an OpenID provider signing key that signs from now on
   apple-signin-bridge --help | --version
 
-Every command also takes --resources DIR: the folder with Templates/ and Public/ (found automatically otherwise).
+Every command also takes --resources DIR: the folder with Templates/, Public/ and Locales/ (found automatically otherwise).
 
 Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRIDGE_DATABASE BRIDGE_DATABASE_POOL_SIZE BRIDGE_SECRET_KEY
   APPLE_SERVICES_ID APPLE_BUNDLE_IDS APPLE_TEAM_ID APPLE_KEY_ID APPLE_PRIVATE_KEY_PATH APPLE_ID_URL APPLE_ISSUER
   APPLE_REQUIRE_CODE_EXCHANGE APPLE_JS_SDK APPLE_REQUIRE_NONCE BRIDGE_TRUSTED_PROXIES BRIDGE_CORS_ORIGINS
-  BRIDGE_METRICS_TOKEN BRIDGE_CLIENTS_FILE — see README.md.
+  BRIDGE_METRICS_TOKEN BRIDGE_CLIENTS_FILE BRIDGE_SITE_NAME BRIDGE_SITE_LOGO BRIDGE_AFTER_SIGN_IN_URL
+  BRIDGE_RETURN_URLS APPLE_MAX_CALLS_IN_FLIGHT — see README.md.
 """
 
 /// Prints one line to standard error and exits with `code`.
