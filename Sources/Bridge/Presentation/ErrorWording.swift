@@ -77,6 +77,7 @@ enum ErrorWording {
         "duplicate_cookie": Entry(heading: "Your browser sent conflicting cookies", message: "Your browser sent two cookies with the same name for this site, so we cannot tell which sign-in is yours. Please clear this site's cookies in your browser settings, then sign in again."),
         // Whatever else: the heading of an error the HTTP layer raised (its message comes with it).
         "not_found": Entry(heading: "Page not found", message: "There is no page at this address."),
+        "database_unavailable": Entry(heading: "We are briefly unavailable", message: "Our database cannot be reached right now. Nothing of this request was saved; please try again in a few seconds."),
         "internal_error": Entry(heading: "Internal Server Error", message: "The server could not answer this request. Please try again."),
     ]
 }

@@ -1,5 +1,6 @@
 import AppleID
 import HTTPServer
+import Storage
 
 /// Turns what a page route threw into the error page a person sees: the status, and the heading and message that
 /// `ErrorWording` holds for the error's reason code.
@@ -28,6 +29,7 @@ struct WebErrorPresenter: ErrorPresenter {
         guard let description = Self.describe(error) else { return nil }
         var response = page(description)
         if let limited = error as? RateLimited { response.headers.set("Retry-After", String(limited.retryAfter)) }
+        if StoreOutage.isOutage(error) { response.headers.set("Retry-After", String(StoreOutage.retryAfterSeconds)) }
         return response
     }
 
@@ -48,6 +50,8 @@ struct WebErrorPresenter: ErrorPresenter {
         switch error {
         case let refusal as PageRefusal: describe(refusal: refusal)
         case let failure as SignInFailure: describe(failure: failure)
+        case let error as StoreError where StoreOutage.isOutage(error):
+            Description(status: 503, reasonCode: "database_unavailable", retryURL: nil)
         case let limited as RateLimited:
             Description(status: 429, reasonCode: "too_many_sign_in_attempts",
                         arguments: ["seconds": String(limited.retryAfter)], retryURL: nil)
