@@ -112,5 +112,20 @@ enum PostgresMigrations {
         // PostgreSQL's identity column never hands an id out twice already. Kept so both
         // backends share one version sequence.
         Migration(version: 5, sql: "SELECT 1"),
-    ]
+        // State several instances share (numbered 8 and up: 6 and 7 belong to another change).
+        // rate_limits: one row per client, the time its bucket is full again (see
+        // admitRateLimited); leases: work one instance at a time does (the sweeper).
+        Migration(version: 8, sql: """
+            CREATE TABLE rate_limits (
+                client_key TEXT PRIMARY KEY,
+                full_at_ms BIGINT NOT NULL
+            );
+            CREATE INDEX rate_limits_full_at_ms ON rate_limits (full_at_ms);
+            CREATE TABLE leases (
+                name TEXT PRIMARY KEY,
+                holder TEXT NOT NULL,
+                expires_at BIGINT NOT NULL
+            );
+            """),
+]
 }

@@ -128,5 +128,20 @@ enum SQLiteMigrations {
             DROP TABLE users;
             ALTER TABLE users_autoincrement RENAME TO users;
             """, rebuildsReferencedTable: true),
-    ]
+        // State several instances share (numbered 8 and up: 6 and 7 belong to another change).
+        // rate_limits: one row per client, the time its bucket is full again (see
+        // admitRateLimited); leases: work one instance at a time does (the sweeper).
+        Migration(version: 8, sql: """
+            CREATE TABLE rate_limits (
+                client_key TEXT PRIMARY KEY,
+                full_at_ms INTEGER NOT NULL
+            );
+            CREATE INDEX rate_limits_full_at_ms ON rate_limits (full_at_ms);
+            CREATE TABLE leases (
+                name TEXT PRIMARY KEY,
+                holder TEXT NOT NULL,
+                expires_at INTEGER NOT NULL
+            );
+            """),
+]
 }

@@ -31,7 +31,7 @@ public final class BridgeApp: Sendable {
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development)
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
-                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock,
+                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, store: store, clock: clock,
                                                                  clientAddresses: clientAddresses))
         self.configuration = configuration
         self.store = store
