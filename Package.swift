@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JOSETests", dependencies: ["JSON", "JOSE"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "AppleIDTests", dependencies: ["AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "TestSupport"]),
         .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JSON", "JOSE"]),
         .testTarget(name: "LocalizationTests", dependencies: ["Localization"]),

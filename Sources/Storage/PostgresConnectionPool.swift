@@ -16,19 +16,28 @@ final class PostgresConnectionPool: @unchecked Sendable {
     /// Lent plus idle plus being opened.
     private var open = 0
     let capacity: Int
+    /// Seconds `borrow` waits for a connection while all are lent.
+    let waitLimit: TimeInterval
     private let connect: () throws(PostgresFailure) -> PostgresConnection
 
-    init(capacity: Int, connect: @escaping () throws(PostgresFailure) -> PostgresConnection) {
+    init(capacity: Int, waitLimit: TimeInterval = 5, connect: @escaping () throws(PostgresFailure) -> PostgresConnection) {
         precondition(capacity > 0, "a pool needs room for at least one connection")
         self.capacity = capacity
+        self.waitLimit = waitLimit
         self.connect = connect
     }
 
-    /// An idle connection, or a new one when fewer than `capacity` are open.
+    /// An idle connection, or a new one when fewer than `capacity` are open. Fails after
+    /// `waitLimit` seconds when every connection stays lent (e.g. all stuck on a slow database).
     func borrow() throws(PostgresFailure) -> PostgresConnection {
         condition.lock()
+        let deadline = Date(timeIntervalSinceNow: waitLimit)
         while idle.isEmpty && open >= capacity {
-            condition.wait()
+            guard condition.wait(until: deadline) || !(idle.isEmpty && open >= capacity) else {
+                condition.unlock()
+                throw PostgresFailure(sqlState: nil, message: "every pooled connection stayed busy for \(Int(waitLimit)) s",
+                                      connectionLost: true)
+            }
         }
         if let connection = idle.popLast() {
             condition.unlock()

@@ -6,12 +6,15 @@ extension PostgresFailure {
         !connectionLost && (sqlState == "40001" || sqlState == "40P01")
     }
 
-    /// The connection is gone, or the server is shutting down, starting, or full.
+    /// The connection is gone, or the server is shutting down, starting, or full, or a statement
+    /// or lock wait ran past the session's time limit (57014, 55P03): the database is not
+    /// answering in time, which callers treat like an outage.
     var meansUnavailable: Bool {
         guard !connectionLost else { return true }
         guard let sqlState else { return false }
         return sqlState.hasPrefix("08")  // connection_exception
             || ["57P01", "57P02", "57P03", "53300"].contains(sqlState)  // shutdown, crash, starting, too many connections
+            || ["57014", "55P03"].contains(sqlState)  // statement_timeout, lock_timeout
     }
 
     /// `scrub` removes anything secret (the password) the message might repeat.

@@ -159,5 +159,20 @@ enum PostgresMigrations {
             );
             CREATE INDEX provider_grants_user_id ON provider_grants (user_id);
             """),
+        // State several instances share.
+        // rate_limits: one row per client, the time its bucket is full again (see
+        // admitRateLimited); leases: work one instance at a time does (the sweeper).
+        Migration(version: 7, sql: """
+            CREATE TABLE rate_limits (
+                client_key TEXT PRIMARY KEY,
+                full_at_ms BIGINT NOT NULL
+            );
+            CREATE INDEX rate_limits_full_at_ms ON rate_limits (full_at_ms);
+            CREATE TABLE leases (
+                name TEXT PRIMARY KEY,
+                holder TEXT NOT NULL,
+                expires_at BIGINT NOT NULL
+            );
+            """),
     ]
 }

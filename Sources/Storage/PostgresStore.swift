@@ -20,6 +20,13 @@ public final class PostgresStore: Store {
     public static let maximumWriteAttempts = 10
     /// Applies unless the URI or `PGCONNECT_TIMEOUT` sets it.
     static let defaultConnectTimeoutSeconds = 5
+    /// Bounds on one statement and one lock wait, so a database that stops answering cannot
+    /// hold requests: past them the call fails with `StoreError.unavailable`. Migrations run
+    /// without them.
+    static let sessionLimits = "SET statement_timeout = 5000; SET lock_timeout = 3000; "
+        + "SET idle_in_transaction_session_timeout = 30000"
+    /// How long a call waits for a pooled connection while all are busy.
+    static let poolWaitSeconds: TimeInterval = 5
     /// Serializes `migrate()` across every instance using the same database.
     static let migrationLockKey: Int64 = 0x4150_5049_4442_5247  // arbitrary, fixed
     private let pool: PostgresConnectionPool
@@ -32,8 +39,10 @@ public final class PostgresStore: Store {
         }
         self.url = url
         let defaults = Self.connectionDefaults(environment: ProcessInfo.processInfo.environment)
-        pool = PostgresConnectionPool(capacity: poolSize) { () throws(PostgresFailure) in
-            try PostgresConnection(conninfo: url.connectionString, defaults: defaults)
+        pool = PostgresConnectionPool(capacity: poolSize, waitLimit: Self.poolWaitSeconds) { () throws(PostgresFailure) in
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: defaults)
+            try connection.execute(Self.sessionLimits)
+            return connection
         }
         let first = try borrow()
         pool.giveBack(first)
@@ -44,6 +53,11 @@ public final class PostgresStore: Store {
         if environment["PGCONNECT_TIMEOUT"] == nil {
             defaults["connect_timeout"] = String(defaultConnectTimeoutSeconds)
         }
+        // A database host that vanishes (no RST) is noticed within about 15 s instead of the kernel's minutes.
+        defaults["keepalives_idle"] = "10"
+        defaults["keepalives_interval"] = "3"
+        defaults["keepalives_count"] = "3"
+        defaults["tcp_user_timeout"] = "15000"
         if environment["PGAPPNAME"] != nil {
             defaults["application_name"] = nil
         }
@@ -53,6 +67,12 @@ public final class PostgresStore: Store {
     public func migrate() throws -> [Int] {
         let connection = try borrow()
         defer { pool.giveBack(connection) }
+        do {
+            try connection.execute("SET statement_timeout = 0; SET lock_timeout = 0")
+        } catch {
+            throw error.storeError(scrub: url.scrub)
+        }
+        defer { try? connection.execute(Self.sessionLimits) }
         return try PostgresMigrator(connection: connection, migrations: PostgresMigrations.all,
                                     lockKey: Self.migrationLockKey, scrub: url.scrub).migrate(now: Date())
     }

@@ -175,5 +175,20 @@ enum SQLiteMigrations {
             );
             CREATE INDEX provider_grants_user_id ON provider_grants (user_id);
             """),
+        // State several instances share.
+        // rate_limits: one row per client, the time its bucket is full again (see
+        // admitRateLimited); leases: work one instance at a time does (the sweeper).
+        Migration(version: 7, sql: """
+            CREATE TABLE rate_limits (
+                client_key TEXT PRIMARY KEY,
+                full_at_ms INTEGER NOT NULL
+            );
+            CREATE INDEX rate_limits_full_at_ms ON rate_limits (full_at_ms);
+            CREATE TABLE leases (
+                name TEXT PRIMARY KEY,
+                holder TEXT NOT NULL,
+                expires_at INTEGER NOT NULL
+            );
+            """),
     ]
 }

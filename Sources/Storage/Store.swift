@@ -73,6 +73,27 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// more than once.
     func recordNotification(jti: String, now: Date) throws -> Bool
 
+    // MARK: - Shared across instances (rate limits, leases, revocation claims)
+    //
+    // What several instances on one database must agree on. Every backend implements these;
+    // on SQLite its single writer already serialises them.
+
+    /// One request of `key` against a shared rate limit, in one upsert (GCRA: the bucket is
+    /// the time at which it is empty again). Admits at most `burst` requests at once and
+    /// one per `interval` after that, however many instances ask. A refused request changes
+    /// nothing; it may try again after at most `interval`.
+    func admitRateLimited(key: String, now: Date, interval: TimeInterval, burst: Int) throws -> Bool
+    /// Removes buckets that are full again (idle clients); returns how many went.
+    @discardableResult func deleteIdleRateLimits(now: Date) throws -> Int
+    /// Takes or renews the lease `name` for `holder` until `until` when it is free, expired
+    /// or already `holder`'s. True when `holder` holds it now. For work one instance at a
+    /// time should do (the sweeper).
+    func acquireLease(name: String, holder: String, now: Date, until: Date) throws -> Bool
+    /// Like `dueRevocations`, but claims them: each returned item is not due again before
+    /// `claimedUntil`, so another instance calling this meanwhile never gets it (on
+    /// PostgreSQL `FOR UPDATE SKIP LOCKED`). Complete or postpone each claimed item.
+    func claimDueRevocations(now: Date, limit: Int, claimedUntil: Date) throws -> [PendingRevocation]
+
     /// Removes expired login attempts, API nonces, identity token records, refresh
     /// tokens (revoked ones included) and sessions, and notification ids older than 30 days; returns how many
     /// rows went (rows removed by cascade not counted).

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import Storage
 
 /// A PostgreSQL server stopped and restarted under a store, on the second test server of
@@ -32,6 +33,13 @@ import Testing
 
     /// A migrated store on a fresh database of the fault server; the server is running again afterwards.
     func withFaultStore(poolSize: Int, _ body: (PostgresStore) throws -> Void) throws {
+        // Other suites stop and start this server too (the server's outage test): one at a time.
+        try withExclusiveFileLock(try TestPostgres.required("BRIDGE_TEST_POSTGRES_FAULT_CTL") + ".lock") {
+            try withFaultStoreUnlocked(poolSize: poolSize, body)
+        }
+    }
+
+    private func withFaultStoreUnlocked(poolSize: Int, _ body: (PostgresStore) throws -> Void) throws {
         let admin = try PostgresURL(try TestPostgres.required("BRIDGE_TEST_POSTGRES_FAULT_URL"))
         let name = "bridge_fault_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try PostgresConnection(conninfo: admin.connectionString, defaults: [:]).execute("CREATE DATABASE \(name)")

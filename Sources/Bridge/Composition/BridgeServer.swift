@@ -23,11 +23,28 @@ public final class BridgeServer {
         listener.trustsForwardedFor = app.isTrustedProxy
         http = HTTPServer(configuration: listener, responder: app.makeResponder(), logger: logger,
                           refusal: app.refusalResponse)
-        // Housekeeping: expired rows, and Apple revocations that failed before (retried with backoff).
-        sweeper = Thread { [store, app] in
+        sweeper = Self.makeSweeper(store: store, app: app, clock: clock)
+    }
+
+    /// How often each instance looks for housekeeping to do.
+    static let sweepInterval: TimeInterval = 30
+
+    /// Housekeeping: expired rows and idle rate-limit buckets, by whichever instance holds the sweeper's lease (it
+    /// renews it every round, so another takes over within 1.5 rounds if that instance stops); and Apple revocations
+    /// that failed before (retried with backoff), which every instance claims from the shared queue item by item.
+    private static func makeSweeper(store: any Store, app: BridgeApp, clock: WallClock) -> Thread {
+        let holder = UUID().uuidString
+        return Thread {
             while !Thread.current.isCancelled {
-                Thread.sleep(forTimeInterval: 30)
-                _ = try? store.write { try $0.deleteExpired(now: clock.now) }
+                Thread.sleep(forTimeInterval: sweepInterval)
+                let now = clock.now
+                let leaseUntil = now.addingTimeInterval(sweepInterval * 1.5)
+                let holdsLease = (try? store.write {
+                    try $0.acquireLease(name: "sweeper", holder: holder, now: now, until: leaseUntil)
+                }) ?? false
+                if holdsLease {
+                    _ = try? store.write { try $0.deleteExpired(now: now) + $0.deleteIdleRateLimits(now: now) }
+                }
                 app.processDueRevocations()
             }
         }

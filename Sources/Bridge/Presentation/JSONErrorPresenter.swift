@@ -2,6 +2,7 @@ import AppleID
 import HTTPServer
 import JOSE
 import JSON
+import Storage
 
 /// Turns what a JSON route threw into `{"error": code, "message": text}` with its status: the one table of the
 /// API's error codes and messages. Messages are for an app's developer, not for the person using the app.
@@ -39,6 +40,9 @@ struct JSONErrorPresenter: ErrorPresenter {
         switch error {
         case let error as APIError: body(forAPIError: error)
         case let failure as SignInFailure: body(forSignInFailure: failure)
+        case let error as StoreError where StoreOutage.isOutage(error):
+            Body(status: 503, code: "service_unavailable", message: "The database cannot be reached right now; try again shortly.",
+                 headers: StoreOutage.retryAfter)
         case let limited as RateLimited:
             Body(status: 429, code: "rate_limited", message: "Too many requests; try again in \(limited.retryAfter) seconds.",
                  headers: HTTPHeaders([("Retry-After", String(limited.retryAfter))]))

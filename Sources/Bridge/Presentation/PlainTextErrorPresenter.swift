@@ -4,6 +4,11 @@ import HTTPServer
 /// are probes, scrapers and stylesheets, not people.
 struct PlainTextErrorPresenter: ErrorPresenter {
     func response(for error: any Error, to request: Request) -> Response? {
+        if StoreOutage.isOutage(error) {
+            var response = Response.text("The database cannot be reached right now; try again shortly.\n", status: 503)
+            response.headers.set("Retry-After", String(StoreOutage.retryAfterSeconds))
+            return response
+        }
         guard let error = error as? HTTPError else { return nil }
         // Its headers go along: a 405's Allow, a 401's WWW-Authenticate.
         var response = Response.text(error.message + "\n", status: error.status)

@@ -1,6 +1,7 @@
 import AppleID
 import HTTPServer
 import Mustache
+import Storage
 
 /// Turns what a page route threw into the error page a person sees: the status, and the heading and message the
 /// catalogs hold for the error's reason code (`error.<code>.heading`, `error.<code>.message` in `Locales/`).
@@ -44,7 +45,11 @@ struct WebErrorPresenter: ErrorPresenter {
         guard let description = Self.describe(error) else { return nil }
         var response = page(description)
         if let limited = error as? RateLimited { response.headers.set("Retry-After", String(limited.retryAfter)) }
-        if description.status == 503 { response.headers.set("Retry-After", String(AppleServices.retryAfterSeconds)) }
+        if StoreOutage.isOutage(error) {
+            response.headers.set("Retry-After", String(StoreOutage.retryAfterSeconds))
+        } else if description.status == 503 {
+            response.headers.set("Retry-After", String(AppleServices.retryAfterSeconds))
+        }
         return response
     }
 
@@ -87,6 +92,8 @@ struct WebErrorPresenter: ErrorPresenter {
         switch error {
         case let refusal as PageRefusal: describe(refusal: refusal)
         case let failure as SignInFailure: describe(failure: failure)
+        case let error as StoreError where StoreOutage.isOutage(error):
+            Description(status: 503, reasonCode: "database_unavailable", action: .tryAgain)
         case let limited as RateLimited:
             // The page waits and then continues by itself, so its button never leads straight back into the limit.
             Description(status: 429, reasonCode: "too_many_sign_in_attempts", wordingCode: "rate_limited",

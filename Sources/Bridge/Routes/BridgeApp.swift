@@ -35,7 +35,7 @@ public final class BridgeApp: Sendable {
         let providerKeys = try ProviderKeyRing(store: store, sealingKey: secrets.providerKeySealingKey, clock: clock)
         let services = SharedServices(configuration: configuration, store: store, apple: apple, secrets: secrets,
                                       clock: clock, logger: logger, metrics: metrics, pages: pages,
-                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, clock: clock,
+                                      rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, store: store, clock: clock,
                                                                  clientAddresses: clientAddresses),
                                       providerKeys: providerKeys,
                                       exchangeRetrier: Self.exchangeRetrier(configuration, store, apple, secrets, metrics, logger))

@@ -51,7 +51,10 @@ struct AccountDeletion: Sendable {
     func processDueRevocations(limit: Int) -> Int {
         guard let appleTokens else { return 0 }
         let now = clock.now
-        guard let due = try? store.read({ try $0.dueRevocations(now: now, limit: limit) }) else { return 0 }
+        // Claimed for 5 minutes: no other instance sends these meanwhile; each is then completed or postponed.
+        let claimedUntil = now.addingTimeInterval(300)
+        guard let due = try? store.write({ try $0.claimDueRevocations(now: now, limit: limit, claimedUntil: claimedUntil) })
+        else { return 0 }
         var done = 0
         for item in due where revoke(item, client: appleTokens, now: now) {
             done += 1

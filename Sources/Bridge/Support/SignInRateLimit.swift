@@ -1,21 +1,35 @@
 import AppleID
+import Foundation
 import HTTPServer
+import Storage
 
 /// Per client (an address, or an IPv6 /64): `GET /login` and the API's sign-in endpoints each write a row, so they are what a flood
-/// would use.
+/// would use. The buckets live in the database, one upsert per request, so instances sharing a database share the limit: a client
+/// gets `burst` requests at once and `perMinute` after that in all, however it spreads them over instances.
 struct SignInRateLimit: Sendable {
-    let limiter: RateLimiter
+    let store: any Store
+    let interval: TimeInterval
+    let burst: Int
     let clock: WallClock
     let clientAddresses: ClientAddresses
 
-    init(perMinute: Int, clock: WallClock, clientAddresses: ClientAddresses) {
-        limiter = RateLimiter(perMinute: perMinute, burst: max(10, perMinute / 6))
+    init(perMinute: Int, store: any Store, clock: WallClock, clientAddresses: ClientAddresses) {
+        self.store = store
+        interval = 60 / Double(max(1, perMinute))
+        burst = max(10, perMinute / 6)
         self.clock = clock
         self.clientAddresses = clientAddresses
     }
 
-    func admit(_ request: Request) throws(RateLimited) {
-        let verdict = limiter.admit(clientAddresses.limitKey(of: request), now: clock.now)
-        guard verdict.allowed else { throw RateLimited(retryAfter: verdict.retryAfter) }
+    /// Throws `RateLimited` beyond the limit, and the store's error when the database cannot be asked.
+    func admit(_ request: Request) throws {
+        // A trusted proxy's entry is an address; anything else is still bounded to what the store accepts.
+        let address = clientAddresses.limitKey(of: request)
+        let key = address.isEmpty ? "-" : String(decoding: address.utf8.prefix(190), as: UTF8.self)
+        let now = clock.now
+        let (interval, burst) = (interval, burst)
+        let admitted = try store.write { try $0.admitRateLimited(key: key, now: now, interval: interval, burst: burst) }
+        // A refused request may try again within one interval (see `admitRateLimited`).
+        guard admitted else { throw RateLimited(retryAfter: max(1, Int(interval.rounded(.up)))) }
     }
 }
