@@ -40,8 +40,11 @@ public final class SQLiteStore: Store {
         try Self.createParentDirectory(of: path)
         try Self.createPrivateFile(at: path)
         // The writer opens first: it switches the file to WAL, which persists.
+        // temp_store = MEMORY keeps each batch's savepoint journal in memory: on disk, a batch
+        // past 64 KiB of changed pages spilled it to a temporary file (create, unlink, writes).
         let writerConnection = try SQLiteConnection(path: path, setup: Self.commonSetup + """
             PRAGMA wal_autocheckpoint = 0;
+            PRAGMA temp_store = MEMORY;
             PRAGMA cache_size = -\(SQLiteTuning.writerCacheKiB);
             PRAGMA journal_size_limit = \(SQLiteTuning.walSizeLimitBytes);
             """)
@@ -136,11 +139,13 @@ public final class SQLiteStore: Store {
 
 /// Memory and WAL sizes for the SQLite store, chosen by measuring `store-bench`.
 enum SQLiteTuning {
-    /// Maps up to this much of the database file for reads: pages shared with the OS page
-    /// cache instead of copied into SQLite's. On a store-bench database (tens of MiB) 0,
-    /// 64 and 256 MiB measured alike within the machine's noise; 64 MiB keeps the mapped
-    /// part of RSS bounded as the file grows.
-    static let mmapBytes = 64 * 1024 * 1024
+    /// No memory map of the database file: pages are read with pread into SQLite's cache.
+    /// With a map, a reader starting a transaction after the file changed (after every
+    /// checkpoint, i.e. all the time under sign-ins) unmapped and remapped the whole file
+    /// and then page-faulted each page back in: in a profile of full web sign-ins that
+    /// was about a tenth of the server's CPU (munmap and page faults), against under 2 %
+    /// for all preads. Mapped pages also counted once per connection in the RSS.
+    static let mmapBytes = 0
     /// The writer's page cache (SQLite's default is 2 MiB): room for the index pages of
     /// the tables a sign-in touches once the database outgrows the default. Measured
     /// alike with 2 MiB on store-bench's small database.
