@@ -30,10 +30,10 @@ public struct LanguageSelection<Next: HTTPResponder>: HTTPResponder {
     static func respond(to request: Request, negotiation: LanguageNegotiation,
                         _ handler: (Request) throws -> Response) throws -> Response {
         let picked = request.query["lang"].flatMap { negotiation.match($0, allowPrefix: false) }
-        let language = negotiation.choose(explicit: picked, remembered: request.cookies[PageLanguage.cookieName],
+        let language = negotiation.choose(explicit: picked, remembered: request.cookie(PageLanguage.cookieName),
                                           acceptLanguage: request.headers["Accept-Language"])
         var response = try PageLanguage.$current.withValue(language) { try handler(request) }
-        if let picked, picked != request.cookies[PageLanguage.cookieName] {
+        if let picked, picked != request.cookie(PageLanguage.cookieName) {
             response.setCookie(Cookie(name: PageLanguage.cookieName, value: picked, path: "/",
                                       maxAge: PageLanguage.cookieLifetime, sameSite: .lax))
         }

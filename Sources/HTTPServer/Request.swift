@@ -29,17 +29,36 @@ public struct Request: Sendable {
     /// Cookies from every `Cookie` header; the first occurrence of a name wins.
     public var cookies: [String: String] {
         var result: [String: String] = [:]
+        forEachCookie { name, value in
+            if result[String(name)] == nil { result[String(name)] = String(value) }
+            return true
+        }
+        return result
+    }
+
+    /// The first cookie called `name`, found without building the whole dictionary (a request usually asks for
+    /// one or two).
+    public func cookie(_ name: String) -> String? {
+        var found: String?
+        forEachCookie { candidate, value in
+            guard candidate == name else { return true }
+            found = String(value)
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each cookie's name and (unquoted) value in order, until it returns false.
+    private func forEachCookie(_ body: (Substring, Substring) -> Bool) {
         for header in headers.values("Cookie") {
             for part in header.split(separator: ";") {
                 let trimmed = part.trimmingSpaces()
                 guard let equals = trimmed.firstIndex(of: "=") else { continue }
-                let name = String(trimmed[..<equals])
                 var value = Substring(trimmed[trimmed.index(after: equals)...])
                 if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
-                if result[name] == nil { result[name] = String(value) }
+                if !body(Substring(trimmed[..<equals]), value) { return }
             }
         }
-        return result
     }
 
     /// The media type of the body without parameters, lowercased (`application/json`).

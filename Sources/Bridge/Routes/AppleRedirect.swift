@@ -77,7 +77,7 @@ struct AppleRedirect: Sendable {
             ?? .redirect(to: returnDestination.destination(request, state: state) ?? afterSignInURL)
         response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))
         response.setCookie(.expired(sessions.cookieNames.binding(forState: state), path: "/", sameSite: .none))
-        if request.cookies[ReturnDestination.cookieName(forState: state)] != nil {
+        if request.cookie(ReturnDestination.cookieName(forState: state)) != nil {
             response.setCookie(returnDestination.expiredCookie(state: state))
         }
         return response

@@ -48,7 +48,7 @@ struct SessionPages: Sendable {
     /// a cross-site form sends none.
     func logoutWithoutSession(_ request: Request) -> Response {
         var response = Response.redirect(to: Self.signedOutURL)
-        if request.cookies[cookieNames.session] != nil { response.setCookie(.expired(cookieNames.session)) }
+        if request.cookie(cookieNames.session) != nil { response.setCookie(.expired(cookieNames.session)) }
         return response
     }
 

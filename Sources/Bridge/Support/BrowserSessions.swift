@@ -20,7 +20,7 @@ struct BrowserSessions: Sendable {
 
     /// The signed-in visit of this request, if its cookie names a live session.
     func visit(_ request: Request) throws -> SignedInVisit? {
-        guard let id = request.cookies[cookieNames.session], !id.isEmpty else { return nil }
+        guard let id = request.cookie(cookieNames.session), !id.isEmpty else { return nil }
         let now = clock.now
         guard let (session, user) = try store.read({ try $0.session(idHash: SecretTokens.digest(id), now: now) }) else {
             return nil

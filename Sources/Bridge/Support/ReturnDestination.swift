@@ -27,7 +27,7 @@ struct ReturnDestination: Sendable {
 
     /// The destination this browser's cookie carries for `state`, if it is genuine and still allowed.
     func destination(_ request: Request, state: String) -> String? {
-        guard let value = request.cookies[Self.cookieName(forState: state)] else { return nil }
+        guard let value = request.cookie(Self.cookieName(forState: state)) else { return nil }
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let addressBytes = Base64URL.decode(parts[0]), let tag = Base64URL.decode(parts[1]),
               let address = String(validating: addressBytes, as: UTF8.self),
