@@ -1,15 +1,14 @@
 import Foundation
 
-/// Runs concurrent writes in shared SQLite transactions ("group commit").
+/// Runs concurrent writes in shared SQLite transactions ("group commit") on one writer thread.
 ///
-/// There is one writer connection and at most one open transaction on it, the batch.
-/// A caller takes the writer (one closure runs at a time), runs its closure inside a
-/// SAVEPOINT of the batch — released when it returns, rolled back when it throws, so
-/// each caller keeps its own all-or-nothing outcome — and then hands the writer straight
-/// to the next waiting caller, or, when nobody waits or the batch is full or old, commits
-/// the batch. A caller whose closure succeeded returns only after that COMMIT succeeded;
-/// if the COMMIT fails, every such caller of the batch gets its error. The sync and the
-/// page writes of a commit are paid once per batch instead of once per call.
+/// Callers queue their closures and wait. The writer thread opens a transaction (the batch), runs each
+/// queued closure inside a SAVEPOINT of it — released when it returns, rolled back when it throws, so each
+/// caller keeps its own all-or-nothing outcome — and commits when the queue is empty, the batch is full or
+/// old. A caller whose closure threw is answered at once; one whose closure succeeded only after that
+/// COMMIT succeeded, and if the COMMIT fails, every such caller of the batch gets its error. The sync and
+/// the page writes of a commit are paid once per batch instead of once per call, and because one thread
+/// runs every closure back to back, the writer never sits idle while the next caller's thread wakes up.
 final class SQLiteGroupCommit: @unchecked Sendable {
     struct Limits {
         /// Successful writes after which a batch commits even if more callers wait.
@@ -18,13 +17,45 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         var maxDuration: Duration = .milliseconds(10)
     }
 
-    /// Writes in one batch; read and changed only by the thread holding the writer,
-    /// except `failure` and `waiting`, which are under the lock.
-    private final class Batch {
+    /// One queued closure and the caller waiting for it.
+    private final class Job: @unchecked Sendable {
+        /// A write runs inside the batch; an exclusive job gets the connection outside any transaction.
+        let isExclusive: Bool
+        /// Dropped as soon as it ran: the caller's `withoutActuallyEscaping` checks that nothing kept it.
+        private var body: ((SQLiteConnection) throws -> Void)?
+        private let answered = DispatchSemaphore(value: 0)
+        /// Set by the writer thread before it answers.
+        private(set) var failure: (any Error)?
+
+        init(isExclusive: Bool, body: @escaping (SQLiteConnection) throws -> Void) {
+            self.isExclusive = isExclusive
+            self.body = body
+        }
+
+        /// Runs the closure, once.
+        func run(on connection: SQLiteConnection) throws {
+            guard let body else { return }
+            self.body = nil
+            try body(connection)
+        }
+
+        func answer(failure: (any Error)? = nil) {
+            body = nil
+            self.failure = failure
+            answered.signal()
+        }
+
+        func waitForAnswer() throws {
+            answered.wait()
+            if let failure { throw failure }
+        }
+    }
+
+    /// The open transaction and the callers whose closures succeeded in it.
+    private struct Batch {
         let startedAt = ContinuousClock.now
-        var writes = 0
-        /// Callers whose closure succeeded, waiting for the COMMIT.
-        var waiting: [DispatchSemaphore] = []
+        var succeeded: [Job] = []
+        /// Set when a failed closure could not be undone on its own: the whole batch is lost.
         var failure: (any Error)?
     }
 
@@ -32,90 +63,171 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     private let connection: SQLiteConnection
     private let limits: Limits
     private let afterCommit: () -> Void
-    private let lock = NSLock()
-    // Under `lock`:
-    private var writerHeld = false
-    private var waitingWriters: [DispatchSemaphore] = []
-    private var batch: Batch?
+    private let condition = NSCondition()
+    // Under `condition`:
+    private var queue: [Job] = []
+    private var queueStart = 0
+    private var stopping = false
+    private var writerThreadExited = false
     private var committedBatches = 0
+    private var writerThread: Thread?
 
     init(connection: SQLiteConnection, limits: Limits = Limits(), afterCommit: @escaping () -> Void = {}) {
         self.connection = connection
         self.limits = limits
         self.afterCommit = afterCommit
+        let thread = Thread { [self] in runWriter() }
+        thread.name = "sqlite-writer"
+        writerThread = thread
+        thread.start()
     }
 
     /// How many batches have committed so far.
     var commitCount: Int {
-        lock.withLock { committedBatches }
+        condition.withLock { committedBatches }
     }
 
-    /// Callers waiting for the writer right now.
+    /// Callers whose closure waits in the queue right now (not counting the one running).
     var waitingWriterCount: Int {
-        lock.withLock { waitingWriters.count }
+        condition.withLock { queue.count - queueStart }
     }
 
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-        acquireWriter()
-        let batch: Batch
-        do {
-            batch = try openBatch()
-        } catch {
-            releaseWriter()
-            throw error
+        try withoutActuallyEscaping(body) { body in
+            var result: T?
+            // The caller waits for the answer, so `body` and `result` outlive the job's run.
+            try submit(Job(isExclusive: false) { connection in result = try body(SQLiteTransaction(connection: connection)) })
+            guard let result else { throw StoreError.database("the writer answered without running the write") }
+            return result
         }
-        let outcome = runInSavepoint(body, in: batch)
-        if case .success = outcome {
-            batch.writes += 1
-        }
-        let waitsForCommit = if case .success = outcome { true } else { false }
-        try finish(batch, waitingForCommit: waitsForCommit)
-        return try outcome.get()
     }
 
-    /// The connection alone, outside any batch (migrations): an open batch commits first.
+    /// The connection alone, outside any batch (migrations, checkpoints): an open batch commits first.
     func withExclusiveConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        acquireWriter()
-        defer { releaseWriter() }
-        if let open = lock.withLock({ batch }) {
-            commit(open)
-        }
-        return try body(connection)
-    }
-
-    // MARK: - The writer baton
-
-    private func acquireWriter() {
-        lock.lock()
-        guard writerHeld else {
-            writerHeld = true
-            lock.unlock()
-            return
-        }
-        let turn = DispatchSemaphore(value: 0)
-        waitingWriters.append(turn)
-        lock.unlock()
-        turn.wait()  // Handed over: `writerHeld` stayed true for us.
-    }
-
-    private func releaseWriter() {
-        lock.lock()
-        if waitingWriters.isEmpty {
-            writerHeld = false
-            lock.unlock()
-        } else {
-            let next = waitingWriters.removeFirst()
-            lock.unlock()
-            next.signal()
+        try withoutActuallyEscaping(body) { body in
+            var result: T?
+            try submit(Job(isExclusive: true) { connection in result = try body(connection) })
+            guard let result else { throw StoreError.database("the writer answered without running the work") }
+            return result
         }
     }
 
-    // MARK: - Batches
+    /// Lets the writer finish what is queued, then stops its thread. Later writes fail.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        let onWriterThread = Thread.current === writerThread
+        while !writerThreadExited && !onWriterThread {
+            condition.wait()
+        }
+        writerThread = nil
+        condition.unlock()
+    }
+
+    private func submit(_ job: Job) throws {
+        condition.lock()
+        guard !stopping else {
+            condition.unlock()
+            throw StoreError.database("the store is closed")
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+        try job.waitForAnswer()
+    }
+
+    // MARK: - The writer thread
+
+    private func runWriter() {
+        var batch: Batch?
+        while true {
+            guard let job = nextJob(waiting: batch == nil) else {
+                if let open = batch {
+                    commit(open)
+                    batch = nil
+                    continue
+                }
+                break  // stopping, and nothing is queued
+            }
+            if job.isExclusive {
+                if let open = batch { commit(open) }
+                batch = nil
+                runExclusive(job)
+                continue
+            }
+            batch = run(job, in: batch)
+            if let open = batch, isFull(open) {
+                commit(open)
+                batch = nil
+            }
+        }
+        condition.withLock {
+            writerThreadExited = true
+            condition.broadcast()
+        }
+    }
+
+    /// The next queued job; nil when none is queued and either `waiting` is false or the writer stops.
+    private func nextJob(waiting: Bool) -> Job? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queueStart == queue.count {
+            if !waiting || stopping { return nil }
+            condition.wait()
+        }
+        let job = queue[queueStart]
+        queueStart += 1
+        if queueStart == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueStart = 0
+        }
+        return job
+    }
+
+    private func isFull(_ batch: Batch) -> Bool {
+        batch.failure != nil || batch.succeeded.count >= limits.maxWrites
+            || ContinuousClock.now - batch.startedAt >= limits.maxDuration
+    }
+
+    private func runExclusive(_ job: Job) {
+        do {
+            try job.run(on: connection)
+            job.answer()
+        } catch {
+            job.answer(failure: error)
+        }
+    }
+
+    /// Runs one write in the open batch (opening one if needed); returns the batch, nil if none could open.
+    private func run(_ job: Job, in open: Batch?) -> Batch? {
+        var batch: Batch
+        do {
+            batch = try open ?? openBatch()
+        } catch {
+            job.answer(failure: error)
+            return nil
+        }
+        do {
+            try connection.run(Self.savepoint)
+        } catch {
+            job.answer(failure: error)
+            return batch
+        }
+        do {
+            try job.run(on: connection)
+            try connection.run("RELEASE store_write")
+            batch.succeeded.append(job)
+        } catch {
+            if !undoSavepoint(), batch.failure == nil {
+                batch.failure = StoreError.database("the shared write transaction was rolled back by a failed write")
+            }
+            job.answer(failure: error)
+        }
+        return batch
+    }
 
     private func openBatch() throws -> Batch {
-        if let open = lock.withLock({ batch }) {
-            return open
-        }
         if connection.isInsideTransaction {
             // Left open only if an earlier ROLLBACK failed; never build on top of it.
             try connection.run("ROLLBACK")
@@ -123,67 +235,18 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         // IMMEDIATE takes the write lock up front, so a transaction that read first
         // cannot fail later with SQLITE_BUSY when it starts writing.
         try connection.run("BEGIN IMMEDIATE")
-        let opened = Batch()
-        lock.withLock { batch = opened }
-        return opened
+        return Batch()
     }
 
-    private func runInSavepoint<T>(_ body: (any StoreTransaction) throws -> T, in batch: Batch) -> Result<T, any Error> {
-        do {
-            try connection.run(Self.savepoint)
-        } catch {
-            return .failure(error)
-        }
-        do {
-            let value = try body(SQLiteTransaction(connection: connection))
-            try connection.run("RELEASE store_write")
-            return .success(value)
-        } catch {
-            undoSavepoint(of: batch)
-            return .failure(error)
-        }
+    /// Undoes the failed caller's writes only; false when that is impossible (SQLite already rolled the whole
+    /// transaction back, e.g. on SQLITE_FULL).
+    private func undoSavepoint() -> Bool {
+        connection.isInsideTransaction
+            && (try? connection.run("ROLLBACK TO store_write")) != nil
+            && (try? connection.run("RELEASE store_write")) != nil
     }
 
-    /// Undoes the failed caller's writes only. If that is impossible (SQLite already
-    /// rolled the whole transaction back, e.g. on SQLITE_FULL), the batch is lost and its
-    /// earlier callers are told so when it ends.
-    private func undoSavepoint(of batch: Batch) {
-        if connection.isInsideTransaction,
-           (try? connection.run("ROLLBACK TO store_write")) != nil,
-           (try? connection.run("RELEASE store_write")) != nil {
-            return
-        }
-        if batch.failure == nil {
-            batch.failure = StoreError.database("the shared write transaction was rolled back by a failed write")
-        }
-    }
-
-    /// Hands the writer to the next caller while the batch has room, else commits it.
-    /// A caller whose closure succeeded then waits for the batch's outcome.
-    private func finish(_ batch: Batch, waitingForCommit: Bool) throws {
-        lock.lock()
-        let handOver = batch.failure == nil && !waitingWriters.isEmpty && batch.writes < limits.maxWrites
-            && ContinuousClock.now - batch.startedAt < limits.maxDuration
-        guard handOver else {
-            lock.unlock()
-            commit(batch)
-            releaseWriter()
-            if waitingForCommit, let failure = batch.failure { throw failure }
-            return
-        }
-        let next = waitingWriters.removeFirst()
-        let committed = DispatchSemaphore(value: 0)
-        if waitingForCommit {
-            batch.waiting.append(committed)
-        }
-        lock.unlock()
-        next.signal()
-        guard waitingForCommit else { return }
-        committed.wait()
-        if let failure = lock.withLock({ batch.failure }) { throw failure }
-    }
-
-    /// COMMIT (or, for a lost batch, ROLLBACK) and wake every caller waiting for it.
+    /// COMMIT (or, for a lost batch, ROLLBACK) and answer every caller waiting for it.
     private func commit(_ batch: Batch) {
         var failure = batch.failure
         if failure == nil {
@@ -196,15 +259,12 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         if failure != nil, connection.isInsideTransaction {
             _ = try? connection.run("ROLLBACK")
         }
-        let waiting = lock.withLock {
-            self.batch = nil
-            batch.failure = failure
-            if failure == nil { committedBatches += 1 }
-            return batch.waiting
+        if failure == nil {
+            condition.withLock { committedBatches += 1 }
+            afterCommit()
         }
-        if failure == nil { afterCommit() }
-        for caller in waiting {
-            caller.signal()
+        for caller in batch.succeeded {
+            caller.answer(failure: failure)
         }
     }
 }

@@ -67,6 +67,7 @@ public final class SQLiteStore: Store {
 
     deinit {
         checkpointer.stop()
+        writer.stop()
     }
 
     public func migrate() throws -> [Int] {
