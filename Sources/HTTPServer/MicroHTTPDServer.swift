@@ -38,7 +38,7 @@ public final class HTTPServer: Sendable {
 
     public func start() throws {
         let threads = configuration.threadPoolSize > 0
-            ? configuration.threadPoolSize : max(2, ProcessInfo.processInfo.activeProcessorCount * 4)
+            ? configuration.threadPoolSize : ServerConfiguration.defaultListenerThreads(cores: ProcessInfo.processInfo.activeProcessorCount)
         let started: OpaquePointer? = configuration.host.withCString { host in
             var settings = bridge_mhd_settings(
                 host: host, port: UInt16(clamping: configuration.port), thread_pool_size: UInt32(threads),

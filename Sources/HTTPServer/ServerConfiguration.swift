@@ -3,6 +3,7 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// 0 picks a free port; read it back from `HTTPServer.port`.
     public var port: Int
+    /// Listener threads; 0 picks `defaultListenerThreads(cores:)`.
     public var threadPoolSize: Int
     public var connectionLimit: Int
     public var perIPConnectionLimit: Int
@@ -30,6 +31,14 @@ public struct ServerConfiguration: Sendable {
     public var trustsForwardedFor: @Sendable (String) -> Bool = ServerConfiguration.isLoopback
 
     public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
+
+    /// Sixteen listener threads per core (at least 16, at most 256). A listener thread that writes to the
+    /// database waits until its group commit is durable, and every connection it serves waits with it: with
+    /// four per core, sign-ins on 2 cores stalled at about 4,300/s with a third of the CPU idle; sixteen per
+    /// core reached about 6,800/s. Idle threads cost a stack and an epoll set each.
+    public static func defaultListenerThreads(cores: Int) -> Int {
+        min(256, max(16, cores * 16))
+    }
 
     /// The `Retry-After` of a 503 because the server is busy or stopping.
     public var busyRetryAfterSeconds = 5
