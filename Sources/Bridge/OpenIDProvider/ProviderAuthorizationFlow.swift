@@ -63,10 +63,9 @@ struct ProviderAuthorizationFlow: Sendable {
         return response
     }
 
-    /// After a verified sign-in: when the login attempt belongs to a provider authorization, the redirect that hands
-    /// the client its code; nil for an ordinary web sign-in.
-    func completion(stateHash: String, userID: Int64) throws -> Response? {
-        guard let authorization = try store.read({ try $0.providerAuthorization(stateHash: stateHash) }) else { return nil }
+    /// After a verified sign-in whose login attempt belongs to a provider authorization: the redirect that hands the
+    /// client its code.
+    func completion(_ authorization: ProviderAuthorization, userID: Int64) throws -> Response {
         let now = clock.now
         let code = SecretTokens.random()
         try store.write {

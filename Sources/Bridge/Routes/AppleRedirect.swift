@@ -46,8 +46,8 @@ struct AppleRedirect: Sendable {
             if let toClient = try provider.appleError(fields, appleError: error) { return toClient }
             return try appleReportedError(error)
         }
-        let (state, attempt) = try liveAttempt(fields)
-        switch bindingCheck(request, state: state, attempt: attempt, fields: fields) {
+        let (attempt, authorization) = try liveAttempt(fields)
+        switch bindingCheck(request, attempt: attempt, fields: fields) {
         case .bound:
             break
         case .cookieDropped:
@@ -73,36 +73,38 @@ struct AppleRedirect: Sendable {
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
             displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
-        var response = try provider.completion(stateHash: attempt.state, userID: signedIn.user.id)
-            ?? .redirect(to: returnDestination.destination(request, state: state) ?? afterSignInURL)
+        var response = try authorization.map { try provider.completion($0, userID: signedIn.user.id) }
+            ?? .redirect(to: returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL)
         response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))
-        response.setCookie(.expired(sessions.cookieNames.binding(forState: state), path: "/", sameSite: .none))
-        if request.cookie(ReturnDestination.cookieName(forState: state)) != nil {
-            response.setCookie(returnDestination.expiredCookie(state: state))
+        response.setCookie(.expired(sessions.cookieNames.binding(forStateDigest: attempt.state), path: "/", sameSite: .none))
+        if request.cookie(ReturnDestination.cookieName(forStateDigest: attempt.state)) != nil {
+            response.setCookie(returnDestination.expiredCookie(stateDigest: attempt.state))
         }
         return response
     }
 
-    /// The state the callback names, and its login attempt: known, not yet used, not expired.
-    func liveAttempt(_ fields: FormFields) throws -> (state: String, attempt: LoginAttempt) {
+    /// The login attempt of the state the callback names (known, not yet used, not expired), and the OpenID
+    /// provider authorization it finishes, if any: both read in one transaction.
+    func liveAttempt(_ fields: FormFields) throws -> (LoginAttempt, ProviderAuthorization?) {
         guard let state = fields["state"], !state.isEmpty else { throw PageRefusal.missingState }
         let stateDigest = SecretTokens.digest(state)
         let now = clock.now
-        guard let attempt = try store.read({ try $0.loginAttempt(state: stateDigest) }),
-              ConstantTime.equals(attempt.state, stateDigest) else { throw PageRefusal.unknownState }
+        let (found, authorization) = try store.read { transaction in
+            (try transaction.loginAttempt(state: stateDigest), try transaction.providerAuthorization(stateHash: stateDigest))
+        }
+        guard let attempt = found, ConstantTime.equals(attempt.state, stateDigest) else { throw PageRefusal.unknownState }
         if attempt.consumedAt != nil { throw SignInFailure.loginAttemptAlreadyUsed }
         if attempt.expiresAt <= now { throw PageRefusal.stateExpired }
-        return (state, attempt)
+        return (attempt, authorization)
     }
 
-    func bindingCheck(_ request: Request, state: String, attempt: LoginAttempt, fields: FormFields) -> Binding {
-        let cookies = request.cookies
-        if let value = cookies[sessions.cookieNames.binding(forState: state)] {
+    func bindingCheck(_ request: Request, attempt: LoginAttempt, fields: FormFields) -> Binding {
+        if let value = request.cookie(sessions.cookieNames.binding(forStateDigest: attempt.state)) {
             return ConstantTime.equals(SecretTokens.digest(value), attempt.bindingHash) ? .bound : .otherBrowser
         }
         // No cookie for this attempt. A browser that has cookies for other attempts is another browser; one
         // with none may have dropped the cross-site cookie, so it gets one same-origin re-POST, not more.
-        let hasOtherBindings = cookies.keys.contains { $0.hasPrefix(sessions.cookieNames.bindingPrefix) }
+        let hasOtherBindings = request.cookieNames.contains { $0.hasPrefix(sessions.cookieNames.bindingPrefix) }
         if hasOtherBindings || fields[Self.repostMarker] != nil { return .otherBrowser }
         return .cookieDropped
     }

@@ -22,7 +22,9 @@ struct CookieNames: Sendable {
     /// as the prefix requires.
     var bindingPrefix: String { base + "bind_" }
 
-    func binding(forState state: String) -> String { bindingPrefix + String(SecretTokens.digest(state).prefix(16)) }
+    func binding(forState state: String) -> String { binding(forStateDigest: SecretTokens.digest(state)) }
+
+    func binding(forStateDigest digest: String) -> String { bindingPrefix + String(digest.prefix(16)) }
 
     func sessionCookie(id: String, lifetime: Int) -> Cookie {
         Cookie(name: session, value: id, path: "/", maxAge: lifetime, sameSite: .lax)
@@ -33,12 +35,9 @@ struct CookieNames: Sendable {
     /// the attacker's choice.
     static func duplicated(in request: Request) -> String? {
         var seen: Set<Substring> = []
-        for header in request.headers.values("Cookie") {
-            for part in header.split(separator: ";") {
-                let name = part.drop { $0 == " " || $0 == "\t" }.prefix { $0 != "=" }
-                guard name.hasPrefix(unprefixedBase) || name.hasPrefix(hostPrefix + unprefixedBase) else { continue }
-                if !seen.insert(name).inserted { return String(name) }
-            }
+        for name in request.cookieNames {
+            guard name.hasPrefix(unprefixedBase) || name.hasPrefix(hostPrefix + unprefixedBase) else { continue }
+            if !seen.insert(name).inserted { return String(name) }
         }
         return nil
     }

@@ -13,37 +13,39 @@ struct ReturnDestination: Sendable {
     let key: [UInt8]
     let policy: ReturnURLPolicy
 
-    static func cookieName(forState state: String) -> String {
-        cookiePrefix + String(SecretTokens.digest(state).prefix(16))
-    }
+    static func cookieName(forState state: String) -> String { cookieName(forStateDigest: SecretTokens.digest(state)) }
+
+    static func cookieName(forStateDigest digest: String) -> String { cookiePrefix + String(digest.prefix(16)) }
 
     /// The cookie for an allowed destination; nil when `candidate` is not allowed.
     func cookie(for candidate: String?, state: String, lifetime: Int) -> Cookie? {
         guard let destination = policy.allowed(candidate) else { return nil }
-        let value = Base64URL.encode(Array(destination.utf8)) + "." + Base64URL.encode(tag(destination, state: state))
-        return Cookie(name: Self.cookieName(forState: state), value: value, path: Self.cookiePath,
+        let digest = SecretTokens.digest(state)
+        let value = Base64URL.encode(Array(destination.utf8)) + "." + Base64URL.encode(tag(destination, stateDigest: digest))
+        return Cookie(name: Self.cookieName(forStateDigest: digest), value: value, path: Self.cookiePath,
                       maxAge: lifetime, secure: true, httpOnly: true, sameSite: .none)
     }
 
-    /// The destination this browser's cookie carries for `state`, if it is genuine and still allowed.
-    func destination(_ request: Request, state: String) -> String? {
-        guard let value = request.cookie(Self.cookieName(forState: state)) else { return nil }
+    /// The destination this browser's cookie carries for the state with this digest, if it is genuine and still
+    /// allowed.
+    func destination(_ request: Request, stateDigest: String) -> String? {
+        guard let value = request.cookie(Self.cookieName(forStateDigest: stateDigest)) else { return nil }
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let addressBytes = Base64URL.decode(parts[0]), let tag = Base64URL.decode(parts[1]),
               let address = String(validating: addressBytes, as: UTF8.self),
-              HMACSHA256.isValid(tag: tag, key: key, message: message(address, state: state)) else { return nil }
+              HMACSHA256.isValid(tag: tag, key: key, message: message(address, stateDigest: stateDigest)) else { return nil }
         return policy.allowed(address)
     }
 
-    func expiredCookie(state: String) -> Cookie {
-        .expired(Self.cookieName(forState: state), path: Self.cookiePath, sameSite: .none)
+    func expiredCookie(stateDigest: String) -> Cookie {
+        .expired(Self.cookieName(forStateDigest: stateDigest), path: Self.cookiePath, sameSite: .none)
     }
 
-    private func tag(_ address: String, state: String) -> [UInt8] {
-        HMACSHA256.authenticate(key: key, message: message(address, state: state))
+    private func tag(_ address: String, stateDigest: String) -> [UInt8] {
+        HMACSHA256.authenticate(key: key, message: message(address, stateDigest: stateDigest))
     }
 
-    private func message(_ address: String, state: String) -> [UInt8] {
-        Array("return-to\n\(SecretTokens.digest(state))\n\(address)".utf8)
+    private func message(_ address: String, stateDigest: String) -> [UInt8] {
+        Array("return-to\n\(stateDigest)\n\(address)".utf8)
     }
 }
