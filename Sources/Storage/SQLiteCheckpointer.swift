@@ -13,10 +13,13 @@ import Foundation
 /// waits for it.
 final class SQLiteCheckpointer: @unchecked Sendable {
     struct Timing {
-        var interval: Duration = .milliseconds(200)
+        /// Under sign-ins, a checkpoint every second (or every 1,024 commits) with a WAL of up to 64 MiB
+        /// measured 231–236 µs of CPU per sign-in against 249–278 µs with every 200 ms (or 256 commits) and
+        /// 16 MiB: pages that many batches rewrite are copied once, and writes pause four times less often.
+        var interval: Duration = .seconds(1)
         var idleAfter: Duration = .seconds(2)
-        /// About 16 MiB of 4 KiB pages.
-        var walFrameLimit = 4_096
+        /// About 64 MiB of 4 KiB pages.
+        var walFrameLimit = 16_384
     }
 
     /// Runs its argument while no write is in progress.
@@ -57,7 +60,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         }
     }
 
-    private static let commitsBeforeEarlyCheckpoint = 256
+    private static let commitsBeforeEarlyCheckpoint = 1_024
 
     /// Checkpoints run so far (PASSIVE and TRUNCATE).
     var checkpointCount: Int {
