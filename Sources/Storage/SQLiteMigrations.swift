@@ -190,5 +190,31 @@ enum SQLiteMigrations {
                 expires_at INTEGER NOT NULL
             );
             """),
+        // The tables keyed by a random digest that every sign-in writes become WITHOUT ROWID: one B-tree per
+        // table instead of a rowid table plus the index of its primary key, so an insert or a lookup touches
+        // one tree, and a batch of sign-ins dirties fewer pages. Same columns, rows and indexes.
+        Migration(version: 8, sql: """
+            CREATE TABLE sessions_keyed (
+                id_hash TEXT PRIMARY KEY,
+                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                flow TEXT NOT NULL,
+                nonce_verified INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO sessions_keyed SELECT id_hash, user_id, flow, nonce_verified, created_at, expires_at FROM sessions;
+            DROP TABLE sessions;
+            ALTER TABLE sessions_keyed RENAME TO sessions;
+            CREATE INDEX sessions_user_id ON sessions (user_id);
+            CREATE INDEX sessions_expires_at ON sessions (expires_at);
+            CREATE TABLE used_identity_tokens_keyed (
+                token_hash TEXT PRIMARY KEY,
+                expires_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO used_identity_tokens_keyed SELECT token_hash, expires_at FROM used_identity_tokens;
+            DROP TABLE used_identity_tokens;
+            ALTER TABLE used_identity_tokens_keyed RENAME TO used_identity_tokens;
+            CREATE INDEX used_identity_tokens_expires_at ON used_identity_tokens (expires_at);
+            """, rebuildsReferencedTable: true),
     ]
 }

@@ -80,6 +80,39 @@ extension SQLiteStoreSpecifics {
             }
         }
 
+        @Test("version 8 rebuilds sessions and used identity tokens without rowids, keeping rows, links and cascades")
+        func fromVersionSeven() throws {
+            try withTemporarySQLiteStore(migrated: false) { store, path throws in
+                let connection = try SQLiteConnection(path: path, setup: "PRAGMA foreign_keys = ON;")
+                #expect(try SQLiteMigrator(connection: connection, migrations: Array(SQLiteMigrations.all.prefix(7)))
+                    .migrate(now: t0) == [1, 2, 3, 4, 5, 6, 7])
+                let seven = SQLiteTransaction(connection: connection)
+                let userID = try seven.upsertAppleUser(appleProfile(sub: "kept"), now: t0).user.id
+                try seven.insertSession(session("kept-session", userID: userID))
+                try seven.insertRefreshToken(refreshToken("kept-refresh", family: "f", sessionIDHash: "kept-session", userID: userID))
+                #expect(try seven.recordIdentityTokenUse(tokenHash: "kept-token", expiresAt: t0 + 600, now: t0))
+
+                #expect(try store.migrate() == [8])
+                let withoutRowid = try scalar("""
+                    SELECT COUNT(*) AS value FROM sqlite_schema
+                    WHERE name IN ('sessions', 'used_identity_tokens') AND sql LIKE '%WITHOUT ROWID'
+                    """, in: path)
+                #expect(withoutRowid == 2)
+                #expect(try store.read { try $0.session(idHash: "kept-session", now: t0) }?.user.id == userID)
+                // The token is still remembered: presenting it again is a replay.
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "kept-token", expiresAt: t0 + 600, now: t0) } == false)
+                let rotation = try store.write { try $0.rotateRefreshToken(tokenHash: "kept-refresh", now: t0) }
+                guard case .rotated = rotation else {
+                    Issue.record("the kept refresh token did not rotate: \(rotation)")
+                    return
+                }
+                #expect(try scalar("SELECT COUNT(*) AS value FROM pragma_foreign_key_check", in: path) == 0)
+                // Deleting the user still cascades into the rebuilt sessions table.
+                #expect(try store.write { try $0.deleteUser(id: userID) })
+                #expect(try scalar("SELECT COUNT(*) AS value FROM sessions", in: path) == 0)
+            }
+        }
+
         @Test("an up-to-date database applies nothing, also after reopening")
         func upToDate() throws {
             try withTemporarySQLiteStore { store, path throws in
