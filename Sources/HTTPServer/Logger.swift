@@ -10,9 +10,11 @@ public struct Logger: Sendable {
     }
 
     public let minimumLevel: Level
-    private let sink: @Sendable (String) -> Void
+    /// nil: standard error, written as bytes without building a String.
+    private let sink: (@Sendable (String) -> Void)?
 
-    public init(minimumLevel: Level = .info, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+    /// `sink` receives each line (without its newline); without one, lines go to standard error.
+    public init(minimumLevel: Level = .info, sink: (@Sendable (String) -> Void)? = nil) {
         self.minimumLevel = minimumLevel
         self.sink = sink
     }
@@ -26,22 +28,39 @@ public struct Logger: Sendable {
         _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
     }
 
+    /// Every request writes a line, so it is built as bytes in one buffer (appending Strings piece by piece was
+    /// most of the cost of logging, and logging most of the cost of a small request beyond the socket calls).
     public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= minimumLevel else { return }
-        var line = "time="
-        line.reserveCapacity(160)
+        var line: [UInt8] = []
+        line.reserveCapacity(192)
+        line.append(contentsOf: "time=".utf8)
         Logger.appendTimestamp(to: &line)
-        line += " level="
-        line += level.name
-        line += " event="
-        line += Logger.quoted(event)
+        line.append(contentsOf: " level=".utf8)
+        line.append(contentsOf: level.name.utf8)
+        line.append(contentsOf: " event=".utf8)
+        Logger.appendQuoted(event, to: &line)
         for (key, value) in fields {
-            line += " "
-            line += key
-            line += "="
-            line += Logger.quoted(value)
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: key.utf8)
+            line.append(UInt8(ascii: "="))
+            Logger.appendQuoted(value, to: &line)
         }
-        sink(line)
+        if let sink {
+            sink(String(decoding: line, as: UTF8.self))
+        } else {
+            line.append(UInt8(ascii: "\n"))
+            // One write call per line keeps lines from different threads whole.
+            _ = line.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count) }
+        }
+    }
+
+    static func appendQuoted(_ value: String, to line: inout [UInt8]) {
+        if !value.isEmpty, !value.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }) {
+            line.append(contentsOf: value.utf8)
+        } else {
+            line.append(contentsOf: quoted(value).utf8)
+        }
     }
 
     public func info(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, event, fields) }
@@ -83,39 +102,37 @@ public struct Logger: Sendable {
     }
 
     static func timestamp() -> String {
-        var text = ""
-        appendTimestamp(to: &text)
-        return text
+        var bytes: [UInt8] = []
+        appendTimestamp(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends the current UTC time as `2026-01-31T23:59:59.123Z`, formatted by hand into bytes:
     /// `String(format:)` or a String per number costs more than the rest of a small request.
-    static func appendTimestamp(to text: inout String) {
+    static func appendTimestamp(to text: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var parts = tm()
         var seconds = now.tv_sec
         gmtime_r(&seconds, &parts)
-        let formatted = String(unsafeUninitializedCapacity: 24) { buffer in
-            var index = 0
-            func put(_ value: Int32, _ width: Int, _ separator: UInt8) {
-                var value = Int(value)
+        func put(_ value: Int32, _ width: Int, _ separator: UInt8) {
+            var value = Int(value)
+            var digits: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &digits) { buffer in
                 for position in stride(from: width - 1, through: 0, by: -1) {
-                    buffer[index + position] = UInt8(ascii: "0") + UInt8(value % 10)
+                    buffer[position] = UInt8(ascii: "0") + UInt8(value % 10)
                     value /= 10
                 }
-                buffer[index + width] = separator
-                index += width + 1
+                text.append(contentsOf: buffer.prefix(width))
             }
-            put(parts.tm_year + 1900, 4, UInt8(ascii: "-"))
-            put(parts.tm_mon + 1, 2, UInt8(ascii: "-"))
-            put(parts.tm_mday, 2, UInt8(ascii: "T"))
-            put(parts.tm_hour, 2, UInt8(ascii: ":"))
-            put(parts.tm_min, 2, UInt8(ascii: ":"))
-            put(parts.tm_sec, 2, UInt8(ascii: "."))
-            put(Int32(now.tv_nsec / 1_000_000), 3, UInt8(ascii: "Z"))
-            return index
+            text.append(separator)
         }
-        text += formatted
+        put(parts.tm_year + 1900, 4, UInt8(ascii: "-"))
+        put(parts.tm_mon + 1, 2, UInt8(ascii: "-"))
+        put(parts.tm_mday, 2, UInt8(ascii: "T"))
+        put(parts.tm_hour, 2, UInt8(ascii: ":"))
+        put(parts.tm_min, 2, UInt8(ascii: ":"))
+        put(parts.tm_sec, 2, UInt8(ascii: "."))
+        put(Int32(now.tv_nsec / 1_000_000), 3, UInt8(ascii: "Z"))
     }
 }
