@@ -13,13 +13,10 @@ import Foundation
 /// waits for it.
 final class SQLiteCheckpointer: @unchecked Sendable {
     struct Timing {
-        /// Under sign-ins, a checkpoint every second (or every 1,024 commits) with a WAL of up to 64 MiB
-        /// measured 231–236 µs of CPU per sign-in against 249–278 µs with every 200 ms (or 256 commits) and
-        /// 16 MiB: pages that many batches rewrite are copied once, and writes pause four times less often.
-        var interval: Duration = .seconds(1)
+        var interval: Duration = .milliseconds(200)
         var idleAfter: Duration = .seconds(2)
-        /// About 64 MiB of 4 KiB pages.
-        var walFrameLimit = 16_384
+        /// About 16 MiB of 4 KiB pages.
+        var walFrameLimit = 4_096
     }
 
     /// Runs its argument while no write is in progress.
@@ -60,7 +57,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         }
     }
 
-    private static let commitsBeforeEarlyCheckpoint = 1_024
+    private static let commitsBeforeEarlyCheckpoint = 256
 
     /// Checkpoints run so far (PASSIVE and TRUNCATE).
     var checkpointCount: Int {
