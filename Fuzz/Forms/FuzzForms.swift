@@ -34,7 +34,13 @@ private func checkCookies(_ bytes: UnsafeBufferPointer<UInt8>) {
     let headers = text.split(separator: "\n", omittingEmptySubsequences: false).map { ("Cookie", String($0)) }
     let request = Request(method: "GET", path: "/session", headers: HTTPHeaders(headers))
     let cookies = request.cookies
-    for (name, value) in cookies where name.contains(";") || value.contains(";") {
+    // The separator is the byte ';' (as browsers split): compared as Characters, U+037E GREEK QUESTION MARK
+    // equals ";" by canonical equivalence, but it is a value's content, not a separator.
+    let separator = UInt8(ascii: ";")
+    for (name, value) in cookies where name.utf8.contains(separator) || value.utf8.contains(separator) {
         fatalError("cookie \(name) kept a separator: \(value)")
+    }
+    for (name, value) in cookies where request.cookie(name) != value {
+        fatalError("cookie(\(name)) differs from cookies[\(name)]")
     }
 }

@@ -43,6 +43,13 @@ struct CookieParsingTests {
         #expect(request.cookie("s") == nil)
     }
 
+    @Test("only the byte ';' separates pairs: U+037E, which Swift's String equality takes for ';', stays in a value")
+    func byteSeparator() {
+        let request = Self.request("a=x\u{037E}b=y; c=z")
+        #expect(request.cookies == ["a": "x\u{037E}b=y", "c": "z"])
+        #expect(request.cookie("b") == nil)
+    }
+
     @Test("no Cookie header: nothing")
     func none() {
         let request = Request(method: "GET", path: "/", headers: HTTPHeaders([("Cookies", "a=1")]))
