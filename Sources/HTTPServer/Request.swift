@@ -52,11 +52,11 @@ public struct Request: Sendable {
         }
     }
 
-    /// The names of every cookie, in order, duplicates included.
-    public var cookieNames: [Substring] {
-        var names: [Substring] = []
+    /// The name of every cookie the request carries, in order, duplicates included.
+    public var sentCookieNames: [String] {
+        var names: [String] = []
         forEachCookie { name, _ in
-            names.append(Substring(String(decoding: name, as: UTF8.self)))
+            names.append(String(decoding: name, as: UTF8.self))
             return true
         }
         return names

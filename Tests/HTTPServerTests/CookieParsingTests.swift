@@ -22,7 +22,7 @@ struct CookieParsingTests {
         #expect(request.cookie("b") == "2")
         #expect(request.cookie("c") == "4")
         #expect(request.cookies == ["a": "1", "b": "2", "c": "4"])
-        #expect(request.cookieNames == ["a", "b", "a", "c", "b"])
+        #expect(request.sentCookieNames == ["a", "b", "a", "c", "b"])
     }
 
     @Test("pairs without '=', empty pairs and an empty header are skipped; a value may hold '='")
@@ -31,7 +31,7 @@ struct CookieParsingTests {
         #expect(request.cookies == ["": "v", "k": "a=b"])
         #expect(request.cookie("flag") == nil)
         #expect(request.cookie("k") == "a=b")
-        #expect(request.cookieNames == ["", "k"])
+        #expect(request.sentCookieNames == ["", "k"])
     }
 
     @Test("names match exactly: case, prefixes and non-ASCII bytes matter")
@@ -55,6 +55,6 @@ struct CookieParsingTests {
         let request = Request(method: "GET", path: "/", headers: HTTPHeaders([("Cookies", "a=1")]))
         #expect(request.cookies.isEmpty)
         #expect(request.cookie("a") == nil)
-        #expect(request.cookieNames.isEmpty)
+        #expect(request.sentCookieNames.isEmpty)
     }
 }

@@ -104,7 +104,7 @@ struct AppleRedirect: Sendable {
         }
         // No cookie for this attempt. A browser that has cookies for other attempts is another browser; one
         // with none may have dropped the cross-site cookie, so it gets one same-origin re-POST, not more.
-        let hasOtherBindings = request.cookieNames.contains { $0.hasPrefix(sessions.cookieNames.bindingPrefix) }
+        let hasOtherBindings = request.sentCookieNames.contains { $0.hasPrefix(sessions.cookieNames.bindingPrefix) }
         if hasOtherBindings || fields[Self.repostMarker] != nil { return .otherBrowser }
         return .cookieDropped
     }

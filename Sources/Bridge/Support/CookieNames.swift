@@ -34,10 +34,10 @@ struct CookieNames: Sendable {
     /// every cookie that matches, so two of one name mean one was planted, and which one a parser takes is then
     /// the attacker's choice.
     static func duplicated(in request: Request) -> String? {
-        var seen: Set<Substring> = []
-        for name in request.cookieNames {
+        var seen: Set<String> = []
+        for name in request.sentCookieNames {
             guard name.hasPrefix(unprefixedBase) || name.hasPrefix(hostPrefix + unprefixedBase) else { continue }
-            if !seen.insert(name).inserted { return String(name) }
+            if !seen.insert(name).inserted { return name }
         }
         return nil
     }
