@@ -21,13 +21,6 @@ public struct Logger: Sendable {
 
     public static let silent = Logger(minimumLevel: .error, sink: { _ in })
 
-    public static func standardError(_ line: String) {
-        var line = line
-        line.append("\n")
-        // One write call per line keeps lines from different threads whole.
-        _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
-    }
-
     /// Every request writes a line, so it is built as bytes in one buffer (appending Strings piece by piece was
     /// most of the cost of logging, and logging most of the cost of a small request beyond the socket calls).
     public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, String> = [:]) {
@@ -56,11 +49,12 @@ public struct Logger: Sendable {
     }
 
     static func appendQuoted(_ value: String, to line: inout [UInt8]) {
-        if !value.isEmpty, !value.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }) {
-            line.append(contentsOf: value.utf8)
-        } else {
-            line.append(contentsOf: quoted(value).utf8)
-        }
+        line.append(contentsOf: (isPlainASCII(value) ? value : quoted(value)).utf8)
+    }
+
+    /// Non-empty, and printable ASCII other than the characters that end or split a field: logged as is.
+    private static func isPlainASCII(_ value: String) -> Bool {
+        !value.isEmpty && !value.utf8.contains { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }
     }
 
     public func info(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, event, fields) }
@@ -70,7 +64,7 @@ public struct Logger: Sendable {
     /// Quotes and escapes a value so that it stays inside one logfmt field on one line. Works per Unicode
     /// scalar: Swift's `Character` merges `\r\n` into one grapheme, which a per-Character check would let through.
     static func quoted(_ value: String) -> String {
-        guard value.isEmpty || value.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }),
+        guard !isPlainASCII(value),
               value.isEmpty || value.unicodeScalars.contains(where: { isSpecial($0) || isUnsafe($0) }) else { return value }
         var escaped = "\""
         for scalar in value.unicodeScalars {
