@@ -2,7 +2,7 @@ import Foundation
 
 /// Runs concurrent writes in shared SQLite transactions ("group commit") on one writer thread.
 ///
-/// Callers queue their closures and wait. The writer thread opens a transaction (the batch), runs each
+/// Callers queue their closures and wait (or are called back). The writer thread opens a transaction (the batch), runs each
 /// queued closure inside a SAVEPOINT of it — released when it returns, rolled back when it throws, so each
 /// caller keeps its own all-or-nothing outcome — and commits when the queue is empty, the batch is full or
 /// old. A caller whose closure threw is answered at once; one whose closure succeeded only after that
@@ -17,19 +17,20 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         var maxDuration: Duration = .milliseconds(10)
     }
 
-    /// One queued closure and the caller waiting for it.
+    /// One queued closure and whoever waits for its outcome.
     private final class Job: @unchecked Sendable {
         /// A write runs inside the batch; an exclusive job gets the connection outside any transaction.
         let isExclusive: Bool
-        /// Dropped as soon as it ran: the caller's `withoutActuallyEscaping` checks that nothing kept it.
+        /// Dropped as soon as it ran: a waiting caller's `withoutActuallyEscaping` checks that nothing kept it.
         private var body: ((SQLiteConnection) throws -> Void)?
-        private let answered = DispatchSemaphore(value: 0)
-        /// Set by the writer thread before it answers.
-        private(set) var failure: (any Error)?
+        /// Called once, on the writer thread, with the outcome (nil: success); dropped then, with what it holds.
+        private var answered: (((any Error)?) -> Void)?
 
-        init(isExclusive: Bool, body: @escaping (SQLiteConnection) throws -> Void) {
+        init(isExclusive: Bool, body: @escaping (SQLiteConnection) throws -> Void,
+             answered: @escaping ((any Error)?) -> Void) {
             self.isExclusive = isExclusive
             self.body = body
+            self.answered = answered
         }
 
         /// Runs the closure, once.
@@ -41,14 +42,32 @@ final class SQLiteGroupCommit: @unchecked Sendable {
 
         func answer(failure: (any Error)? = nil) {
             body = nil
+            let answered = answered
+            self.answered = nil
+            answered?(failure)
+        }
+    }
+
+    /// A caller blocked until the writer thread answers its job.
+    private final class Waiter: @unchecked Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        /// Set by the writer thread before it signals.
+        private var failure: (any Error)?
+
+        func answer(_ failure: (any Error)?) {
             self.failure = failure
-            answered.signal()
+            semaphore.signal()
         }
 
-        func waitForAnswer() throws {
-            answered.wait()
+        func wait() throws {
+            semaphore.wait()
             if let failure { throw failure }
         }
+    }
+
+    /// What a write returned, kept on the writer thread until its batch commits.
+    private final class ResultSlot<T>: @unchecked Sendable {
+        var value: T?
     }
 
     /// The open transaction and the callers whose closures succeeded in it.
@@ -96,9 +115,32 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         try withoutActuallyEscaping(body) { body in
             var result: T?
             // The caller waits for the answer, so `body` and `result` outlive the job's run.
-            try submit(Job(isExclusive: false) { connection in result = try body(SQLiteTransaction(connection: connection)) })
+            try submitAndWait(isExclusive: false) { connection in result = try body(SQLiteTransaction(connection: connection)) }
             guard let result else { throw StoreError.database("the writer answered without running the write") }
             return result
+        }
+    }
+
+    /// Queues a write and returns at once; `completion` runs on the writer thread when the write failed, or
+    /// after its batch committed (or failed to).
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let result = ResultSlot<T>()
+        let job = Job(isExclusive: false, body: { connection in
+            result.value = try body(SQLiteTransaction(connection: connection))
+        }, answered: { failure in
+            if let failure {
+                completion(.failure(failure))
+            } else if let value = result.value {
+                completion(.success(value))
+            } else {
+                completion(.failure(StoreError.database("the writer answered without running the write")))
+            }
+        })
+        do {
+            try enqueue(job)
+        } catch {
+            completion(.failure(error))
         }
     }
 
@@ -106,7 +148,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     func withExclusiveConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withoutActuallyEscaping(body) { body in
             var result: T?
-            try submit(Job(isExclusive: true) { connection in result = try body(connection) })
+            try submitAndWait(isExclusive: true) { connection in result = try body(connection) }
             guard let result else { throw StoreError.database("the writer answered without running the work") }
             return result
         }
@@ -125,16 +167,18 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func submit(_ job: Job) throws {
+    private func submitAndWait(isExclusive: Bool, _ body: @escaping (SQLiteConnection) throws -> Void) throws {
+        let waiter = Waiter()
+        try enqueue(Job(isExclusive: isExclusive, body: body, answered: waiter.answer))
+        try waiter.wait()
+    }
+
+    private func enqueue(_ job: Job) throws {
         condition.lock()
-        guard !stopping else {
-            condition.unlock()
-            throw StoreError.database("the store is closed")
-        }
+        defer { condition.unlock() }
+        guard !stopping else { throw StoreError.database("the store is closed") }
         queue.append(job)
         condition.signal()
-        condition.unlock()
-        try job.waitForAnswer()
     }
 
     // MARK: - The writer thread
@@ -178,8 +222,12 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         }
         let job = queue[queueStart]
         queueStart += 1
+        // Under steady load the queue may never run empty: drop the taken jobs now and then, or it keeps them all.
         if queueStart == queue.count {
             queue.removeAll(keepingCapacity: true)
+            queueStart = 0
+        } else if queueStart >= 64 && queueStart * 2 >= queue.count {
+            queue.removeFirst(queueStart)
             queueStart = 0
         }
         return job

@@ -91,6 +91,11 @@ public final class SQLiteStore: Store {
         try writer.write(body)
     }
 
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        writer.write(body, completion: completion)
+    }
+
     /// Batches committed so far by this store's writer.
     var committedBatchCount: Int { writer.commitCount }
     var waitingWriterCount: Int { writer.waitingWriterCount }

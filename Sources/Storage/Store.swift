@@ -124,4 +124,16 @@ public protocol Store: Sendable {
     /// Do not swallow a failed statement's error and carry on inside `body`: PostgreSQL
     /// aborts the whole transaction at that point.
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+    /// `write` without waiting: `completion` gets the outcome once the transaction committed (or failed), on
+    /// whichever thread finished it (the caller's own, for a store that cannot do better than `write`). Keep
+    /// `completion` short: on SQLite it runs on the one writer thread; hand the outcome on and return.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+}
+
+extension Store {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        completion(Result { try write(body) })
+    }
 }

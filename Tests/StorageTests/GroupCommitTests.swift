@@ -88,6 +88,89 @@ extension SQLiteStoreSpecifics {
             #expect(try store.read { try $0.loginAttempt(state: "first") } != nil)
         }
 
+        @Test("a write started without waiting is called back once, after its batch committed; a thrower gets its error and leaves nothing")
+        func calledBackAfterCommit() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
+                                        batchLimits: .init(), checkpointTiming: .init())
+            _ = try store.migrate()
+            let outcomes = Collected<String>()
+            let done = DispatchGroup()
+            for index in 0..<20 {
+                done.enter()
+                store.write({ tx -> Int in
+                    try tx.insertLoginAttempt(loginAttempt("async-\(index)"))
+                    if index.isMultiple(of: 5) { throw Abort() }
+                    return index
+                }, completion: { outcome in
+                    switch outcome {
+                    case let .success(value):
+                        // Committed: a reader, with its own snapshot, sees it from the callback already.
+                        let seen = (try? store.read { try $0.loginAttempt(state: "async-\(index)") }) != nil
+                        outcomes.append("\(value) ok seen:\(seen)")
+                    case .failure(let error):
+                        outcomes.append("\(index) \(error is Abort ? "abort" : "error: \(error)")")
+                    }
+                    done.leave()
+                })
+            }
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            let all = outcomes.all
+            #expect(all.count == 20)
+            #expect(all.filter { $0.hasSuffix(" ok seen:true") }.count == 16, "\(all)")
+            #expect(Set(all.filter { $0.hasSuffix(" abort") }) == ["0 abort", "5 abort", "10 abort", "15 abort"])
+            let kept = try store.read { tx in try (0..<20).filter { try tx.loginAttempt(state: "async-\($0)") != nil } }
+            #expect(kept == (0..<20).filter { !$0.isMultiple(of: 5) })
+        }
+
+        @Test("while writes keep coming so the queue never runs empty, each answered write lets go of what it held")
+        func answeredWritesAreReleased() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
+                                        batchLimits: .init(), checkpointTiming: .init())
+            _ = try store.migrate()
+            /// Holds the writer inside a write until `release`, with more writes queued behind it.
+            final class Hold: Sendable {
+                let entered = DispatchSemaphore(value: 0)
+                let release = DispatchSemaphore(value: 0)
+                func start(_ store: SQLiteStore) {
+                    store.write({ [self] _ in entered.signal(); release.wait() }, completion: { _ in })
+                    entered.wait()
+                }
+            }
+            final class Canary: Sendable {}
+            final class Watched: @unchecked Sendable {
+                let lock = NSLock()
+                var canaries: [Int: () -> Bool] = [:]  // index -> "still alive?"
+            }
+            let first = Hold(), tail = Hold()
+            first.start(store)
+            let watched = Watched()
+            let answered = Collected<Int>()
+            for index in 0..<200 {
+                let canary = Canary()
+                weak var weakCanary = canary
+                watched.lock.withLock { watched.canaries[index] = { weakCanary != nil } }
+                store.write({ try $0.insertLoginAttempt(loginAttempt("c\(index)")) }, completion: { _ in
+                    withExtendedLifetime(canary) { answered.append(index) }
+                })
+            }
+            // The tail holds the writer again with one more write queued behind it: the queue is not empty.
+            let finished = DispatchSemaphore(value: 0)
+            Thread { tail.start(store); finished.signal() }.start()
+            while store.waitingWriterCount < 201 { usleep(1_000) }
+            store.write({ _ in }, completion: { _ in })
+            first.release.signal()
+            finished.wait()
+            let called = answered.all
+            #expect(called.count >= 128, "batches of 64 commit before the tail runs: \(called.count) answered")
+            let alive = watched.lock.withLock { called.filter { watched.canaries[$0]!() } }
+            #expect(alive.isEmpty, "\(alive.count) answered writes still hold their callbacks")
+            tail.release.signal()
+        }
+
         @Test("a failing COMMIT fails every caller of its batch, keeps none of their writes, and the store goes on")
         func failingCommitFailsTheBatch() throws {
             let database = TestDatabase.temporary()
