@@ -30,6 +30,8 @@ public final class PostgresStore: Store {
     /// Serializes `migrate()` across every instance using the same database.
     static let migrationLockKey: Int64 = 0x4150_5049_4442_5247  // arbitrary, fixed
     private let pool: PostgresConnectionPool
+    /// Run the writes of callers that must not wait for the database's round trips.
+    private let writeWorkers: StoreWorkers
 
     /// Connects once (so a wrong URL or an unreachable server is reported now) and keeps
     /// that connection in the pool. Call `migrate()` before use.
@@ -38,6 +40,7 @@ public final class PostgresStore: Store {
             throw StoreError.invalidArgument("the PostgreSQL pool needs at least one connection (got \(poolSize))")
         }
         self.url = url
+        writeWorkers = StoreWorkers(maxThreads: poolSize, name: "postgres-write")
         let defaults = Self.connectionDefaults(environment: ProcessInfo.processInfo.environment)
         pool = PostgresConnectionPool(capacity: poolSize, waitLimit: Self.poolWaitSeconds) { () throws(PostgresFailure) in
             let connection = try PostgresConnection(conninfo: url.connectionString, defaults: defaults)
@@ -85,6 +88,15 @@ public final class PostgresStore: Store {
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try unitOfWork(begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", maximumAttempts: Self.maximumWriteAttempts, body)
     }
+
+    /// Runs `write` on one of the store's worker threads (one per pooled connection), then `completion` there.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let queued = writeWorkers.run { [self] in completion(Result { try write(body) }) }
+        if !queued { completion(.failure(StoreError.database("the store is closed"))) }
+    }
+
+    deinit { writeWorkers.stop() }
 
     private func unitOfWork<T>(
         begin: String, maximumAttempts: Int, _ body: (any StoreTransaction) throws -> T

@@ -58,6 +58,35 @@ import Testing
         }
     }
 
+    @Test("writes started without waiting are each called back once with their own outcome, committed or rolled back",
+          arguments: Backend.allCases)
+    func writesWithoutWaiting(backend: Backend) throws {
+        try withFreshStore(backend) { fixture in
+            let store = fixture.store
+            let outcomes = Collected<String>()
+            let done = DispatchGroup()
+            for index in 0..<24 {
+                done.enter()
+                store.write({ tx -> Int in
+                    try tx.insertLoginAttempt(loginAttempt("started-\(index)"))
+                    if index.isMultiple(of: 4) { throw Abort() }
+                    return index
+                }, completion: { outcome in
+                    switch outcome {
+                    case let .success(value): outcomes.append("\(value)")
+                    case let .failure(error): outcomes.append("\(index) \(error is Abort ? "abort" : "error: \(error)")")
+                    }
+                    done.leave()
+                })
+            }
+            #expect(done.wait(timeout: .now() + 20) == .success)
+            let expected = (0..<24).map { $0.isMultiple(of: 4) ? "\($0) abort" : "\($0)" }
+            #expect(outcomes.all.sorted() == expected.sorted())
+            let kept = try store.read { tx in try (0..<24).filter { try tx.loginAttempt(state: "started-\($0)") != nil } }
+            #expect(kept == (0..<24).filter { !$0.isMultiple(of: 4) })
+        }
+    }
+
     @Test("an API nonce is consumed once under concurrency; unknown, expired and used are told apart",
           arguments: Backend.allCases)
     func apiNonceSingleUse(backend: Backend) throws {
