@@ -196,21 +196,72 @@ enum MicroHTTPDCallbacks {
         }
         if pending.answered { return .YES }
         if let parked = pending.parked {
-            // Resumed: the worker stored the answer before resuming.
+            // Resumed: the worker or the suspended request's work stored the outcome before resuming.
             pending.parked = nil
-            return answer(connection, pending, parked.response.withLock { $0 } ?? context.busy(pending.path))
+            return resume(parked, connection, pending, context)
         }
         if pending.received > context.maxBodySize { return answer(connection, pending, tooLarge(pending, context)) }
 
         var request = Request(method: pending.method, path: pending.path, query: pending.query,
                               headers: pending.headers, body: pending.body, remoteAddress: pending.remoteAddress)
         request.peerIsTrustedProxy = pending.peerIsTrustedProxy
+        request.listenerSlot = ListenerSlot(connection: connection, context: context)
         pending.body = []
         if let tracked = pending.tracked { context.deadlines?.responding(tracked) }
-        guard let response = respond(to: request, context: context) else {
+        switch respond(to: request, context: context) {
+        case let .response(response):
+            return answer(connection, pending, response)
+        case .offListener:
             return moveOffListener(connection, pending, request, context)
+        case let .suspended(parked):
+            return park(parked, connection, pending, context)
         }
-        return answer(connection, pending, response)
+    }
+
+    /// Suspends the connection until the request's work calls back (see `Request.suspension()`).
+    static func park(_ parked: ParkedRequest, _ connection: OpaquePointer, _ pending: PendingRequest,
+                     _ context: ServerContext) -> MHD_Result {
+        switch context.suspended.park(parked) {
+        case .suspended:
+            pending.parked = parked
+            return .YES
+        case .alreadyFinished:
+            return resume(parked, connection, pending, context)
+        case .refused:
+            return answer(connection, pending, context.busy(pending.path))
+        }
+    }
+
+    /// Answers a request whose outcome is in: a worker's response, or the chain run again with the rest of the
+    /// work (which may suspend once more).
+    static func resume(_ parked: ParkedRequest, _ connection: OpaquePointer, _ pending: PendingRequest,
+                       _ context: ServerContext) -> MHD_Result {
+        switch parked.outcome.withLock({ $0 }) {
+        case let .response(response)?:
+            return answer(connection, pending, response)
+        case nil:
+            return answer(connection, pending, context.busy(pending.path))
+        case let .work(work)?:
+            var request = parked.request
+            let resumed = ResumedWork(work)
+            request.resumedWork = resumed
+            let outcome = respond(to: request, context: context)
+            guard resumed.wasTaken else {
+                // The handler that suspended did not take its work back: it would suspend again and again.
+                context.logger.error("resumed_work_not_taken", ["path": request.path])
+                return answer(connection, pending, internalError)
+            }
+            switch outcome {
+            case let .response(response):
+                return answer(connection, pending, response)
+            case .offListener:
+                // The rest of the work found it must call Apple: the whole request runs again on a worker, where
+                // `isOffListener` tells the chain that its listener-side steps (a rate limit) were done.
+                return moveOffListener(connection, pending, parked.request, context)
+            case let .suspended(again):
+                return park(again, connection, pending, context)
+            }
+        }
     }
 
     /// The first call for a request: headers are in. Refuses what must not be read further, else awaits the body.
@@ -252,18 +303,21 @@ enum MicroHTTPDCallbacks {
     static func moveOffListener(_ connection: OpaquePointer, _ pending: PendingRequest, _ request: Request,
                                 _ context: ServerContext) -> MHD_Result {
         guard context.offListener.reserve() else { return answer(connection, pending, context.busy(pending.path)) }
-        let parked = ParkedRequest(connection: connection)
-        guard context.suspended.park(parked) else {
+        var offListener = request
+        offListener.isOffListener = true
+        offListener.listenerSlot = nil
+        let parked = ParkedRequest(connection: connection, request: offListener)
+        guard context.suspended.park(parked) == .suspended else {
             context.offListener.cancelReservation()
             return answer(connection, pending, context.busy(pending.path))
         }
         pending.parked = parked
-        var offListener = request
-        offListener.isOffListener = true
         context.offListener.run { [offListener] in
-            let response = respond(to: offListener, context: context)
-                ?? Response.text("The server could not answer this request.\n", status: 500)
-            context.suspended.finish(parked, with: response)
+            let response = switch respond(to: offListener, context: context) {
+            case let .response(response): response
+            case .offListener, .suspended: internalError  // neither is possible off the listener
+            }
+            context.suspended.finish(parked, with: .response(response))
         }
         return .YES
     }
@@ -301,17 +355,29 @@ enum MicroHTTPDCallbacks {
         }
     }
 
-    /// The responder chain's answer; nil when it must run again off the listener (`OffListenerRequired`).
-    static func respond(to request: Request, context: ServerContext) -> Response? {
+    enum ChainOutcome {
+        case response(Response)
+        /// Run the chain again off the listener (`OffListenerRequired`).
+        case offListener
+        /// The connection waits for work finishing elsewhere (`RequestSuspended`).
+        case suspended(ParkedRequest)
+    }
+
+    static let internalError = Response.text("The server could not answer this request.\n", status: 500)
+
+    /// The responder chain's answer, or what the listener must do instead.
+    static func respond(to request: Request, context: ServerContext) -> ChainOutcome {
         do {
-            return try context.responder.respond(to: request)
+            return .response(try context.responder.respond(to: request))
         } catch let error as HTTPError {
-            return error.plainTextResponse
+            return .response(error.plainTextResponse)
         } catch is OffListenerRequired where !request.isOffListener {
-            return nil
+            return .offListener
+        } catch let suspended as RequestSuspended where request.listenerSlot != nil && !request.isOffListener {
+            return .suspended(suspended.parked)
         } catch {
             context.logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
-            return Response.text("The server could not answer this request.\n", status: 500)
+            return .response(internalError)
         }
     }
 

@@ -111,35 +111,59 @@ struct ConnectionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-/// One suspended request: the connection to resume and the answer the worker produced.
+/// One suspended request: the connection to resume, the request (to run again after a suspension), and its
+/// outcome once known: the answer a worker produced, or the rest of the work to run on the listener.
 final class ParkedRequest: Sendable {
-    let connection: ConnectionHandle
-    let response = Mutex<Response?>(nil)
+    enum Outcome: Sendable {
+        case response(Response)
+        case work(@Sendable () throws -> Response)
+    }
 
-    init(connection: OpaquePointer) { self.connection = ConnectionHandle(pointer: connection) }
+    let connection: ConnectionHandle
+    let request: Request
+    /// Set once: by the worker or the resumed work, or by shutdown.
+    let outcome = Mutex<Outcome?>(nil)
+
+    init(connection: OpaquePointer, request: Request) {
+        self.connection = ConnectionHandle(pointer: connection)
+        self.request = request
+    }
 }
 
-/// Every suspended connection, so each is resumed exactly once: by its worker, or by shutdown (with a 503)
-/// when the worker is still running after the grace period. libmicrohttpd must not stop with one suspended.
+/// Every suspended connection, so each is resumed exactly once: by its worker or resumed work, or by shutdown
+/// (with a 503) when it still waits after the grace period. libmicrohttpd must not stop with one suspended.
 final class SuspendedRequests: Sendable {
+    enum Parking {
+        case suspended
+        /// The outcome came in before the connection could be suspended: answer it now.
+        case alreadyFinished
+        /// Shutdown already resumed everything.
+        case refused
+    }
+
     private let state = Mutex<(parked: [ObjectIdentifier: ParkedRequest], closed: Bool)>(([:], false))
 
-    /// Registers and suspends a request's connection (from its access handler); false once shutdown has
-    /// resumed everything. Under the same lock as resuming, so a resume can never come before the suspend.
-    func park(_ request: ParkedRequest) -> Bool {
+    /// Registers and suspends a request's connection (from its access handler). Under the same lock as
+    /// resuming, so a resume can never come before the suspend.
+    func park(_ request: ParkedRequest) -> Parking {
         state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed else { return .refused }
+            if request.outcome.withLock({ $0 != nil }) { return .alreadyFinished }
             state.parked[ObjectIdentifier(request)] = request
             MHD_suspend_connection(request.connection.pointer)
-            return true
+            return .suspended
         }
     }
 
-    /// Stores the answer and resumes the connection, unless shutdown already did.
-    func finish(_ request: ParkedRequest, with response: Response) {
+    /// Stores the outcome and resumes the connection if it is suspended; only the first outcome counts.
+    func finish(_ request: ParkedRequest, with outcome: ParkedRequest.Outcome) {
         state.withLock { state in
-            guard state.parked.removeValue(forKey: ObjectIdentifier(request)) != nil else { return }
-            request.response.withLock { $0 = response }
+            let isFirst = request.outcome.withLock { current in
+                guard current == nil else { return false }
+                current = outcome
+                return true
+            }
+            guard isFirst, state.parked.removeValue(forKey: ObjectIdentifier(request)) != nil else { return }
             MHD_resume_connection(request.connection.pointer)
         }
     }
@@ -149,7 +173,7 @@ final class SuspendedRequests: Sendable {
         state.withLock { state in
             state.closed = true
             for request in state.parked.values {
-                request.response.withLock { $0 = response }
+                request.outcome.withLock { $0 = .response(response) }
                 MHD_resume_connection(request.connection.pointer)
             }
             state.parked.removeAll()

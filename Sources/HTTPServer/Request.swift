@@ -14,6 +14,10 @@ public struct Request: Sendable {
     /// `ServerConfiguration.trustsForwardedFor` when the request carries X-Forwarded-For (else it does not
     /// matter and stays false); a request made in code trusts a loopback peer.
     public var peerIsTrustedProxy: Bool
+    /// The connection, while the request is answered on a listener thread (see `suspension()`).
+    var listenerSlot: ListenerSlot?
+    /// Set when the chain runs again after a suspension (see `takeResumedWork()`).
+    var resumedWork: ResumedWork?
 
     public init(method: String, path: String, query: FormFields = FormFields(),
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {

@@ -19,8 +19,9 @@ struct ErrorMapping<Presenter: ErrorPresenter>: Sendable {
             return try handler(request)
         }
         // Every group's errors pass through this one `do`, and only an error the HTTP server acts on itself may leave
-        // it: `OffListenerRequired` asks the server to run this request again off the listener threads.
-        catch let error as OffListenerRequired {
+        // it (`ListenerDirective`): run this request again off the listener threads, or suspend it until the work
+        // it started elsewhere (a group commit) calls back.
+        catch let error as ListenerDirective {
             throw error
         } catch {
             if let response = presenter.response(for: error, to: request) { return response }

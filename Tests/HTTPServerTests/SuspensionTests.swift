@@ -1,0 +1,152 @@
+import Foundation
+@testable import HTTPServer
+import Synchronization
+import Testing
+import TestSupport
+
+/// Stands in for the database writer: holds the work it is handed until released, then calls each back from its
+/// own thread, as a group commit does.
+final class HeldWork: Sendable {
+    private let waiting = Mutex<[@Sendable () -> Void]>([])
+
+    var count: Int { waiting.withLock { $0.count } }
+
+    func hold(_ callback: @escaping @Sendable () -> Void) { waiting.withLock { $0.append(callback) } }
+
+    /// Calls back everything held so far, on one other thread.
+    func release() {
+        let callbacks = waiting.withLock { held in defer { held = [] }; return held }
+        Thread { for callback in callbacks { callback() } }.start()
+    }
+}
+
+/// `/held` suspends until `HeldWork.release()`; `/inline` calls back before it even throws (like a store that
+/// cannot do better than waiting); `/forgets` suspends but never takes its work back.
+func suspendingRouter(_ held: HeldWork) -> Router {
+    var router = Router()
+    router.add("GET", "/fast") { _ in .text("fast") }
+    router.add("GET", "/held") { request in
+        if let rest = request.takeResumedWork() { return try rest() }
+        let id = request.query["id"] ?? ""
+        return try request.answer(afterStarting: { done in held.hold { done(.success(id)) } }) { outcome in
+            .text("held:\(try outcome.get())")
+        }
+    }
+    router.add("GET", "/failing") { request in
+        if let rest = request.takeResumedWork() { return try rest() }
+        return try request.answer(afterStarting: { (done: @escaping @Sendable (Result<String, any Error>) -> Void) in
+            held.hold { done(.failure(HTTPError(409, "the work failed"))) }
+        }) { outcome in .text(try outcome.get()) }
+    }
+    router.add("GET", "/inline") { request in
+        if let rest = request.takeResumedWork() { return try rest() }
+        return try request.answer(afterStarting: { done in done(.success("at once")) }) { outcome in
+            .text("inline:\(try outcome.get())")
+        }
+    }
+    router.add("GET", "/forgets") { request in
+        try request.answer(afterStarting: { done in done(.success("never seen")) }) { outcome in .text(try outcome.get()) }
+    }
+    return router
+}
+
+@Suite("Requests suspended while their work finishes elsewhere", .serialized)
+struct SuspensionTests {
+    static func oneListenerThread() -> ServerConfiguration {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.threadPoolSize = 1
+        return configuration
+    }
+
+    @Test("with one listener thread, 32 requests waiting for their work do not hold it: /fast answers meanwhile, and each waiting request gets its own answer")
+    func waitingRequestsFreeTheListener() throws {
+        let held = HeldWork()
+        try withServer(Self.oneListenerThread(), responder: suspendingRouter(held)) { server in
+            let port = server.port
+            let answers = Mutex<[RawHTTPResponse?]>([])
+            let background = Thread {
+                let all = concurrentRequests(port: port, count: 32) { "/held?id=\($0)" }
+                answers.withLock { $0 = all }
+            }
+            background.start()
+            let deadline = Date() + 10
+            while held.count < 32, Date() < deadline { usleep(1_000) }
+            #expect(held.count == 32)
+            var latencies: [Double] = []
+            for _ in 0..<50 {
+                let before = Date()
+                let fast = try RawHTTPClient.request(port: port, path: "/fast")
+                latencies.append(Date().timeIntervalSince(before))
+                #expect(fast.text == "fast")
+            }
+            #expect(percentile(latencies, 0.99) < 0.250, "p99 \(percentile(latencies, 0.99))")
+            #expect(server.inFlightRequests == 32)  // none was answered before its work called back
+            held.release()
+            while answers.withLock({ $0.isEmpty }), Date() < deadline + 10 { usleep(1_000) }
+            let all = answers.withLock { $0 }
+            #expect(all.count == 32)
+            #expect(all.enumerated().allSatisfy { $0.element?.status == 200 && $0.element?.text == "held:\($0.offset)" })
+        }
+    }
+
+    @Test("work that fails is answered by the handler's own error mapping, on the same keep-alive connection")
+    func failedWork() throws {
+        let held = HeldWork()
+        try withServer(Self.oneListenerThread(), responder: suspendingRouter(held)) { server in
+            let connection = try KeepAliveHTTPConnection(port: server.port)
+            let releaser = Thread {
+                while held.count < 1 { usleep(1_000) }
+                held.release()
+            }
+            releaser.start()
+            let failed = try connection.request("GET", "/failing")
+            #expect(failed.status == 409)
+            #expect(failed.text.contains("the work failed"))
+            #expect(try connection.request("GET", "/fast").text == "fast")
+        }
+    }
+
+    @Test("work that calls back before the request could be suspended is answered at once")
+    func calledBackBeforeSuspending() throws {
+        try withServer(Self.oneListenerThread(), responder: suspendingRouter(HeldWork())) { server in
+            let answer = try RawHTTPClient.request(port: server.port, path: "/inline")
+            #expect(answer.status == 200)
+            #expect(answer.text == "inline:at once")
+        }
+    }
+
+    @Test("a handler that suspends but never takes its work back gets 500 and an error log line, not an endless loop")
+    func workNotTakenBack() throws {
+        let lines = Mutex<[String]>([])
+        let server = HTTPServer(configuration: Self.oneListenerThread(), responder: suspendingRouter(HeldWork()),
+                                logger: Logger(sink: { line in lines.withLock { $0.append(line) } }))
+        try server.start()
+        defer { server.shutdown() }
+        let answer = try RawHTTPClient.request(port: server.port, path: "/forgets")
+        #expect(answer.status == 500)
+        #expect(lines.withLock { $0 }.contains { $0.contains("resumed_work_not_taken") })
+        #expect(try RawHTTPClient.request(port: server.port, path: "/fast").text == "fast")
+    }
+
+    @Test("a request still suspended when the server stops is answered 503 with Retry-After")
+    func shutdownAnswersSuspended() throws {
+        let held = HeldWork()
+        var configuration = Self.oneListenerThread()
+        configuration.shutdownGraceSeconds = 0.3
+        let server = HTTPServer(configuration: configuration, responder: suspendingRouter(held), logger: .silent)
+        try server.start()
+        let port = server.port
+        let answer = Mutex<RawHTTPResponse?>(nil)
+        let client = Thread { answer.withLock { $0 = try? RawHTTPClient.request(port: port, path: "/held?id=late") } }
+        client.start()
+        while held.count < 1 { usleep(1_000) }
+        server.shutdown()
+        let deadline = Date() + 5
+        while answer.withLock({ $0 == nil }), Date() < deadline { usleep(1_000) }
+        let refused = answer.withLock { $0 }
+        #expect(refused?.status == 503)
+        #expect(refused?.header("Retry-After") != nil)
+        held.release()  // late work calls back into a stopped server: nothing happens
+        Thread.sleep(forTimeInterval: 0.1)
+    }
+}
