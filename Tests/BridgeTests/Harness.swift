@@ -69,7 +69,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     var app: BridgeApp { server.app }
 
     init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
-         transport: any AppleHTTPTransport = URLSessionTransport(timeout: 2)) throws {
+         transport: any AppleHTTPTransport = URLSessionTransport(timeout: 2), listener: ServerConfiguration? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
@@ -90,7 +90,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         values.merge(settings) { _, new in new }
         let configuration = try BridgeConfiguration(values: values, mode: .development)
         server = try BridgeServer(configuration: configuration, resourcesDirectory: packageRoot,
-                                  transport: transport, clock: clock.clock, logger: .silent,
+                                  transport: transport, clock: clock.clock, logger: .silent, server: listener,
                                   signInRequestsPerMinute: signInRequestsPerMinute)
         try server.start()
     }

@@ -42,6 +42,7 @@ struct AppleRedirect: Sendable {
     let provider: ProviderAuthorizationFlow
 
     func finish(_ request: Request, _ fields: FormFields) throws -> Response {
+        if let signedIn = request.takeResumedWork() { return try signedIn() }
         if let error = fields["error"], !error.isEmpty {
             if let toClient = try provider.appleError(fields, appleError: error) { return toClient }
             return try appleReportedError(error)
@@ -69,10 +70,20 @@ struct AppleRedirect: Sendable {
             throw SignInFailure.tokenRejected(error)
         }
         let flow: SignInFlow = identity.audience == servicesID ? .web : .webviewNative
-        let signedIn = try signInService.signIn(SignInRequest(
+        let signIn = SignInRequest(
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
-            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession))
+            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession)
+        // The listener thread serves other connections while the transaction waits for its group commit.
+        return try request.answer(afterStarting: { try signInService.startSignIn(signIn, completion: $0) }) { [self] outcome in
+            let signedIn = try signInService.completeSignIn(signIn, outcome)
+            return try signedInResponse(request, signedIn, attempt: attempt, authorization: authorization)
+        }
+    }
+
+    /// Where a finished sign-in goes, with its session cookie, and the attempt's cookies expired.
+    func signedInResponse(_ request: Request, _ signedIn: SignedIn, attempt: LoginAttempt,
+                          authorization: ProviderAuthorization?) throws -> Response {
         var response = try authorization.map { try provider.completion($0, userID: signedIn.user.id) }
             ?? .redirect(to: returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL)
         response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))

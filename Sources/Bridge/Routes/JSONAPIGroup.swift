@@ -12,9 +12,17 @@ struct JSONAPIGroup: Sendable {
     func endpoint(rateLimited: Bool = false, _ handler: @escaping Router.Handler) -> Router.Handler {
         let rateLimit = rateLimit
         return jsonEndpoint { request in
+            // The rest of a suspended request (this admission's, or the handler's own) runs in place of the handler.
+            if let rest = request.takeResumedWork() { return try rest() }
             // A request run again off the listener (it calls Apple) was admitted on the listener already.
-            if rateLimited && !request.isOffListener { try rateLimit.admit(request) }
-            return try handler(request)
+            guard rateLimited && !request.isOffListener else { return try handler(request) }
+            let admission = rateLimit.admission(of: request)
+            return try request.answer(afterStarting: { done in
+                rateLimit.store.write({ try admission.admit(in: $0) }, completion: done)
+            }) { (admitted: Result<Void, any Error>) in
+                try admitted.get()
+                return try handler(request)
+            }
         }
     }
 

@@ -19,22 +19,35 @@ struct LoginPage: Sendable {
     let returnDestination: ReturnDestination
 
     func show(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
+        if let page = request.takeResumedWork() { return try page() }
         // Without a Services ID there is no web flow, but an app's webview can still take state and nonce
         // from the page and sign in natively with its bundle ID.
         guard configuration.servicesID != nil || !configuration.bundleIDs.isEmpty else {
             return pages.render("login", status: 503, ["webConfigured": false, "showButton": false])
         }
-        try rateLimit.admit(request)
-        let now = clock.now
+        let admission = rateLimit.admission(of: request)
+        let now = admission.now
         let state = SecretTokens.random()
         let nonce = SecretTokens.random()
         let binding = SecretTokens.random()
         // Only digests are stored: a copy of the database holds no live state, and lookups never touch the value.
-        try store.write {
-            try $0.insertLoginAttempt(LoginAttempt(
-                state: SecretTokens.digest(state), nonce: nonce, bindingHash: SecretTokens.digest(binding),
-                createdAt: now, expiresAt: now.addingTimeInterval(Self.attemptLifetime), consumedAt: nil))
+        let attempt = LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: SecretTokens.digest(binding),
+                                   createdAt: now, expiresAt: now.addingTimeInterval(Self.attemptLifetime), consumedAt: nil)
+        // The rate limit and the attempt share one transaction; the listener thread serves other connections
+        // while it waits for its group commit.
+        return try request.answer(afterStarting: { [store] done in
+            store.write({ transaction in
+                try admission.admit(in: transaction)
+                try transaction.insertLoginAttempt(attempt)
+            }, completion: done)
+        }) { [self] (outcome: Result<Void, any Error>) in
+            try outcome.get()
+            return page(request, visit, state: state, nonce: nonce, binding: binding)
         }
+    }
+
+    /// The login page of a stored attempt, with the cookies that bind it to this browser.
+    func page(_ request: Request, _ visit: SignedInVisit?, state: String, nonce: String, binding: String) -> Response {
         var context: [String: MustacheValue] = [
             "webConfigured": .bool(configuration.servicesID != nil), "showButton": true,
             "authorizeURL": .string(configuration.servicesID.map { authorizeURL(state: state, nonce: nonce, clientID: $0) } ?? "#"),

@@ -29,11 +29,15 @@ struct NativeAPI: Sendable {
         let now = clock.now
         let nonce = APINonce(nonce: SignInService.serverNoncePrefix + SecretTokens.random(), createdAt: now,
                              expiresAt: now.addingTimeInterval(Self.nonceLifetime))
-        try store.write { try $0.insertAPINonce(nonce) }
-        return .json(JSONValue.object([
-            "nonce": .string(nonce.nonce), "expiresIn": .number(Self.nonceLifetime),
-            "expiresAt": .string(ISO8601DateFormatter().string(from: nonce.expiresAt)),
-        ]).serialized())
+        return try request.answer(afterStarting: { [store] done in
+            store.write({ try $0.insertAPINonce(nonce) }, completion: done)
+        }) { (stored: Result<Void, any Error>) in
+            try stored.get()
+            return .json(JSONValue.object([
+                "nonce": .string(nonce.nonce), "expiresIn": .number(Self.nonceLifetime),
+                "expiresAt": .string(ISO8601DateFormatter().string(from: nonce.expiresAt)),
+            ]).serialized())
+        }
     }
 
     func signIn(_ request: Request) throws -> Response {
@@ -52,12 +56,15 @@ struct NativeAPI: Sendable {
         }
         // Refused here too, before the code exchange, so such a request spends nothing at Apple.
         if signInService.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
-        let signedIn = try signInService.signIn(SignInRequest(
+        let signIn = SignInRequest(
             identity: identity, identityToken: idToken, flow: .api, proof: .apiNonce(nonce),
             codeExchange: exchanger.exchange(code: code, identity: identity, flow: .api),
-            displayName: DisplayName.fromAPIBody(body), grant: .appSession))
-        return try tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
-                             refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+            displayName: DisplayName.fromAPIBody(body), grant: .appSession)
+        return try request.answer(afterStarting: { try signInService.startSignIn(signIn, completion: $0) }) { [self] outcome in
+            let signedIn = try signInService.completeSignIn(signIn, outcome)
+            return try tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
+                                     refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+        }
     }
 
     private func verify(_ idToken: String, nonce: String?, code: String?,
@@ -87,39 +94,41 @@ struct NativeAPI: Sendable {
         }
         let now = clock.now
         let replacement = SecretTokens.random()
-        switch try rotate(presented, replacement: replacement, now: now) {
-        case let .rotated(user, sessionIDHash):
-            return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
-        case .reused:
-            metrics.increment("bridge_refresh_reuse_total")
-            logger.warning("refresh_token_reused")
-            throw APIError.refreshTokenReused
-        case .invalid:
-            throw APIError.invalidRefreshToken
+        return try request.answer(afterStarting: { [self] done in
+            store.write({ try rotate(presented, replacement: replacement, now: now, in: $0) }, completion: done)
+        }) { [self] outcome in
+            switch try outcome.get() {
+            case let .rotated(user, sessionIDHash):
+                return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
+            case .reused:
+                metrics.increment("bridge_refresh_reuse_total")
+                logger.warning("refresh_token_reused")
+                throw APIError.refreshTokenReused
+            case .invalid:
+                throw APIError.invalidRefreshToken
+            }
         }
     }
 
-    private enum Rotation { case rotated(User, String), reused, invalid }
+    private enum Rotation: Sendable { case rotated(User, String), reused, invalid }
 
-    private func rotate(_ presented: String, replacement: String, now: Date) throws -> Rotation {
-        try store.write { transaction in
-            switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
-            case let .rotated(old):
-                // A refresh token issued to an OpenID client stays with that client (thrown: the rotation is undone).
-                guard try transaction.providerGrant(familyID: old.familyID) == nil else { throw APIError.invalidRefreshToken }
-                guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .invalid }
-                try transaction.insertRefreshToken(RefreshToken(
-                    tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
-                    userID: user.id, createdAt: now, expiresAt: session.expiresAt))
-                return .rotated(user, session.idHash)
-            case let .reused(old):
-                // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
-                // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
-                try transaction.revokeRefreshFamily(old.familyID)
-                return .reused
-            case .expired, .unknown:
-                return .invalid
-            }
+    private func rotate(_ presented: String, replacement: String, now: Date, in transaction: any StoreTransaction) throws -> Rotation {
+        switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
+        case let .rotated(old):
+            // A refresh token issued to an OpenID client stays with that client (thrown: the rotation is undone).
+            guard try transaction.providerGrant(familyID: old.familyID) == nil else { throw APIError.invalidRefreshToken }
+            guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .invalid }
+            try transaction.insertRefreshToken(RefreshToken(
+                tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
+                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+            return .rotated(user, session.idHash)
+        case let .reused(old):
+            // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
+            // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
+            try transaction.revokeRefreshFamily(old.familyID)
+            return .reused
+        case .expired, .unknown:
+            return .invalid
         }
     }
 

@@ -63,11 +63,26 @@ struct SignInService: Sendable {
     let logger: Logger
 
     func signIn(_ request: SignInRequest) throws -> SignedIn {
-        if let refusal = exchanger.refusal(request.codeExchange) { throw SignInFailure.codeExchange(refusal) }
+        try checkCodeExchange(request)
         let now = clock.now
+        return try completeSignIn(request, Result { try store.write { try signIn(request, in: $0, now: now) } })
+    }
+
+    /// The sign-in without a waiting thread: `completion` gets the transaction's outcome, on whichever thread
+    /// finished it (the store's writer), and must hand it to `completeSignIn` on a thread of its own. Throws
+    /// before starting when a required code exchange failed.
+    func startSignIn(_ request: SignInRequest, completion: @escaping @Sendable (Result<SignedIn, any Error>) -> Void) throws {
+        try checkCodeExchange(request)
+        let now = clock.now
+        store.write({ [self] in try signIn(request, in: $0, now: now) }, completion: completion)
+    }
+
+    /// What follows the transaction: a failed one revokes a grant its code exchange obtained; a committed one
+    /// queues a postponed exchange, and is counted and logged.
+    func completeSignIn(_ request: SignInRequest, _ outcome: Result<SignedIn, any Error>) throws -> SignedIn {
         let signedIn: SignedIn
         do {
-            signedIn = try store.write { try signIn(request, in: $0, now: now) }
+            signedIn = try outcome.get()
         } catch {
             exchanger.discard(request.codeExchange, clientID: request.identity.audience)
             throw error
@@ -77,6 +92,10 @@ struct SignInService: Sendable {
         logger.info("signed_in", ["user_id": String(signedIn.user.id), "flow": request.flow.rawValue,
                                   "new_user": String(signedIn.isNewUser), "nonce_verified": String(signedIn.nonceVerified)])
         return signedIn
+    }
+
+    private func checkCodeExchange(_ request: SignInRequest) throws {
+        if let refusal = exchanger.refusal(request.codeExchange) { throw SignInFailure.codeExchange(refusal) }
     }
 
     /// A token for the web Services ID was minted for a web sign-in; elsewhere it must carry a nonce this server

@@ -23,13 +23,29 @@ struct SignInRateLimit: Sendable {
 
     /// Throws `RateLimited` beyond the limit, and the store's error when the database cannot be asked.
     func admit(_ request: Request) throws {
+        let admission = admission(of: request)
+        try store.write { try admission.admit(in: $0) }
+    }
+
+    /// The check for one request, to run inside a write transaction of the caller's (one upsert).
+    func admission(of request: Request) -> Admission {
         // A trusted proxy's entry is an address; anything else is still bounded to what the store accepts.
         let address = clientAddresses.limitKey(of: request)
         let key = address.isEmpty ? "-" : String(decoding: address.utf8.prefix(190), as: UTF8.self)
-        let now = clock.now
-        let (interval, burst) = (interval, burst)
-        let admitted = try store.write { try $0.admitRateLimited(key: key, now: now, interval: interval, burst: burst) }
-        // A refused request may try again within one interval (see `admitRateLimited`).
-        guard admitted else { throw RateLimited(retryAfter: max(1, Int(interval.rounded(.up)))) }
+        return Admission(key: key, now: clock.now, interval: interval, burst: burst)
+    }
+
+    struct Admission: Sendable {
+        let key: String
+        let now: Date
+        let interval: TimeInterval
+        let burst: Int
+
+        /// Throws `RateLimited` beyond the limit; a refused request changes nothing.
+        func admit(in transaction: any StoreTransaction) throws {
+            let admitted = try transaction.admitRateLimited(key: key, now: now, interval: interval, burst: burst)
+            // A refused request may try again within one interval (see `admitRateLimited`).
+            guard admitted else { throw RateLimited(retryAfter: max(1, Int(interval.rounded(.up)))) }
+        }
     }
 }

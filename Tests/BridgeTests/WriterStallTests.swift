@@ -1,0 +1,89 @@
+import Bridge
+import Foundation
+import HTTPServer
+import JSON
+import Storage
+import Synchronization
+import Testing
+import TestSupport
+
+/// Holds the database writer inside a write until released (or for 5 s at most, so a server that does wait on
+/// the writer fails the test instead of hanging it), as a slow disk or a long checkpoint would.
+final class StalledWriter: Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
+
+    init(_ store: any Store) {
+        let (entered, gate) = (entered, gate)
+        Thread { try? store.write { _ in entered.signal(); _ = gate.wait(timeout: .now() + 5) } }.start()
+        entered.wait()
+    }
+
+    func release() { gate.signal() }
+}
+
+/// A browser back from Apple, with the fields to post; used by one thread only.
+struct PreparedCallback: @unchecked Sendable {
+    let browser: TestBrowser
+    let fields: [(String, String)]
+}
+
+@Suite("A stalled database writer", .serialized)
+struct WriterStallTests {
+    @Test("with one listener thread and the writer stalled, waiting sign-ins, login pages and API calls do not hold it: /healthz answers, and each then completes")
+    func waitingWritesFreeTheListener() throws {
+        var listener = ServerConfiguration()
+        listener.threadPoolSize = 1
+        let harness = try BridgeHarness(listener: listener)
+        let browsers = (0..<4).map { _ in TestBrowser(harness) }
+        let callbacks = try browsers.map { browser in try browser.authorizeAtApple(try browser.openLogin()) }
+        let port = harness.port
+
+        let writer = StalledWriter(harness.app.store)
+        let group = DispatchGroup()
+        let signIns = Mutex<[(status: Int, browser: Int)]>([])
+        for (index, browser) in browsers.enumerated() {
+            let signIn = PreparedCallback(browser: browser, fields: callbacks[index])
+            inThread(group) {
+                let status = (try? signIn.browser.post("/apple_redirect", form: signIn.fields).status) ?? 0
+                signIns.withLock { $0.append((status, index)) }
+            }
+        }
+        let loginPages = Mutex<[Int]>([])
+        let nonces = Mutex<[String]>([])
+        for _ in 0..<2 {
+            inThread(group) {
+                let status = (try? RawHTTPClient.request(port: port, path: "/login").status) ?? 0
+                loginPages.withLock { $0.append(status) }
+            }
+            inThread(group) {
+                let issued = try? harness.api("/api/auth/nonce")
+                nonces.withLock { $0.append(issued?.body["nonce"]?.stringValue ?? "status \(issued?.status ?? 0)") }
+            }
+        }
+        let deadline = Date() + 10
+        while harness.server.http.inFlightRequests < 8, Date() < deadline { usleep(1_000) }
+        #expect(harness.server.http.inFlightRequests == 8)
+
+        let health = try timings(40) {
+            let response = try RawHTTPClient.request(port: port, path: "/healthz")
+            if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
+        }
+        #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
+        #expect(signIns.withLock { $0.isEmpty } && loginPages.withLock { $0.isEmpty } && nonces.withLock { $0.isEmpty },
+                "nothing that writes was answered before the writer was free")
+
+        writer.release()
+        group.wait()
+        #expect(signIns.withLock { $0.map(\.status) } == [303, 303, 303, 303])
+        for browser in browsers { #expect(try browser.get("/session").status == 200) }
+        #expect(loginPages.withLock { $0 } == [200, 200])
+        let issued = nonces.withLock { $0 }
+        #expect(issued.count == 2 && issued.allSatisfy { $0.hasPrefix("asb.") }, "\(issued)")
+        // A nonce issued while the writer was stalled was stored: an app signs in with it.
+        let token = try harness.token(audience: BridgeHarness.bundleID, subject: "001234.stalled.app", nonce: issued[0])
+        let signedIn = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(token), "nonce": .string(issued[0])]))
+        #expect(signedIn.status == 200)
+        #expect(signedIn.body["refreshToken"]?.stringValue?.isEmpty == false)
+    }
+}
