@@ -236,7 +236,7 @@ enum MicroHTTPDCallbacks {
     /// work (which may suspend once more).
     static func resume(_ parked: ParkedRequest, _ connection: OpaquePointer, _ pending: PendingRequest,
                        _ context: ServerContext) -> MHD_Result {
-        switch parked.outcome.withLock({ $0 }) {
+        switch parked.outcome {
         case let .response(response)?:
             return answer(connection, pending, response)
         case nil:

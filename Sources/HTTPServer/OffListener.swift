@@ -121,16 +121,43 @@ final class ParkedRequest: Sendable {
 
     let connection: ConnectionHandle
     let request: Request
-    /// Set once: by the worker or the resumed work, or by shutdown.
-    let outcome = Mutex<Outcome?>(nil)
+    /// The outcome, set once (by the worker or the finished work, or by shutdown), and whether the connection is
+    /// suspended. Each request has its own lock: one shared by all of them was contended under sign-ins, between
+    /// listener threads suspending and the database writer resuming.
+    private let state = Mutex<(outcome: Outcome?, isSuspended: Bool)>((nil, false))
 
     init(connection: OpaquePointer, request: Request) {
         self.connection = ConnectionHandle(pointer: connection)
         self.request = request
     }
+
+    var outcome: Outcome? { state.withLock { $0.outcome } }
+
+    /// Suspends the connection unless the outcome is already in; false then.
+    fileprivate func suspendUnlessFinished() -> Bool {
+        state.withLock { state in
+            guard state.outcome == nil else { return false }
+            MHD_suspend_connection(connection.pointer)
+            state.isSuspended = true
+            return true
+        }
+    }
+
+    /// Stores the first outcome and resumes the connection if it is suspended; false when one was stored before.
+    fileprivate func finish(with outcome: Outcome) -> Bool {
+        state.withLock { state in
+            guard state.outcome == nil else { return false }
+            state.outcome = outcome
+            if state.isSuspended {
+                state.isSuspended = false
+                MHD_resume_connection(connection.pointer)
+            }
+            return true
+        }
+    }
 }
 
-/// Every suspended connection, so each is resumed exactly once: by its worker or resumed work, or by shutdown
+/// Every suspended connection, so each is resumed exactly once: by its worker or finished work, or by shutdown
 /// (with a 503) when it still waits after the grace period. libmicrohttpd must not stop with one suspended.
 final class SuspendedRequests: Sendable {
     enum Parking {
@@ -141,42 +168,50 @@ final class SuspendedRequests: Sendable {
         case refused
     }
 
-    private let state = Mutex<(parked: [ObjectIdentifier: ParkedRequest], closed: Bool)>(([:], false))
+    /// Registrations are spread over shards so that listener threads rarely wait on one another; none holds its
+    /// lock while calling libmicrohttpd.
+    private final class Shard: Sendable {
+        let state = Mutex<(parked: [ObjectIdentifier: ParkedRequest], closed: Bool)>(([:], false))
+    }
 
-    /// Registers and suspends a request's connection (from its access handler). Under the same lock as
-    /// resuming, so a resume can never come before the suspend.
+    private let shards = (0..<16).map { _ in Shard() }
+
+    private func shard(of request: ParkedRequest) -> Shard {
+        shards[Int(UInt(bitPattern: ObjectIdentifier(request).hashValue) % UInt(shards.count))]
+    }
+
+    /// Registers and suspends a request's connection (from its access handler). A resume can never come before
+    /// the suspend: both happen under the request's own lock.
     func park(_ request: ParkedRequest) -> Parking {
-        state.withLock { state in
-            guard !state.closed else { return .refused }
-            if request.outcome.withLock({ $0 != nil }) { return .alreadyFinished }
-            state.parked[ObjectIdentifier(request)] = request
-            MHD_suspend_connection(request.connection.pointer)
-            return .suspended
+        let registered = shard(of: request).state.withLock { shard in
+            guard !shard.closed else { return false }
+            shard.parked[ObjectIdentifier(request)] = request
+            return true
         }
+        guard registered else { return .refused }
+        if request.suspendUnlessFinished() { return .suspended }
+        unregister(request)
+        return .alreadyFinished
     }
 
     /// Stores the outcome and resumes the connection if it is suspended; only the first outcome counts.
     func finish(_ request: ParkedRequest, with outcome: ParkedRequest.Outcome) {
-        state.withLock { state in
-            let isFirst = request.outcome.withLock { current in
-                guard current == nil else { return false }
-                current = outcome
-                return true
-            }
-            guard isFirst, state.parked.removeValue(forKey: ObjectIdentifier(request)) != nil else { return }
-            MHD_resume_connection(request.connection.pointer)
-        }
+        if request.finish(with: outcome) { unregister(request) }
     }
 
     /// Resumes every still-suspended connection with `response` and refuses further parking.
     func resumeAll(with response: Response) {
-        state.withLock { state in
-            state.closed = true
-            for request in state.parked.values {
-                request.outcome.withLock { $0 = .response(response) }
-                MHD_resume_connection(request.connection.pointer)
+        for shard in shards {
+            let waiting = shard.state.withLock { shard in
+                shard.closed = true
+                defer { shard.parked.removeAll() }
+                return Array(shard.parked.values)
             }
-            state.parked.removeAll()
+            for request in waiting { _ = request.finish(with: .response(response)) }
         }
+    }
+
+    private func unregister(_ request: ParkedRequest) {
+        _ = shard(of: request).state.withLock { $0.parked.removeValue(forKey: ObjectIdentifier(request)) }
     }
 }
