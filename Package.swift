@@ -23,11 +23,12 @@ let package = Package(
         // Fixed-arity wrappers for the variadic parts of libmicrohttpd.
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims"]),
+        .target(name: "WorkerThreads"),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "WorkerThreads"]),
         .target(name: "JSON"),
         .target(name: "JOSE", dependencies: ["JSON", "COpenSSL"]),
         .target(name: "Mustache"),
-        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "WorkerThreads"]),
         .target(name: "AppleID", dependencies: ["JSON", "JOSE"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.

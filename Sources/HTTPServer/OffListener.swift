@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Foundation
 import Synchronization
+import WorkerThreads
 
 /// Thrown by a responder running on a listener thread, before any side effect, when answering needs something
 /// slow (a call to another server). The listener then suspends the connection and runs the whole responder
@@ -13,96 +14,52 @@ public struct OffListenerRequired: Error, Sendable, CustomStringConvertible {
 
 /// A bounded pool of worker threads for requests moved off the listener. A slot is reserved before the
 /// connection is suspended, so a full pool is answered at once (503) instead of queueing without bound.
-final class OffListenerPool: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var queue: [@Sendable () -> Void] = []
-    private var queueHead = 0
-    private var reserved = 0
-    private var busy = 0
-    private var threads = 0
-    private var idle = 0
-    private var stopping = false
+final class OffListenerPool: Sendable {
+    private let workers: WorkerThreads
+    /// Jobs running, queued or reserved, and whether the pool stopped.
+    private let slots = Mutex<(taken: Int, stopped: Bool)>((0, false))
     let maxWorkers: Int
     let maxQueued: Int
 
     init(maxWorkers: Int, maxQueued: Int) {
         self.maxWorkers = max(1, maxWorkers)
         self.maxQueued = max(0, maxQueued)
+        workers = WorkerThreads(maxThreads: self.maxWorkers, name: "off-listener")
     }
 
     /// Promises room for one job; false when every worker is busy and the queue is full, or the pool stopped.
     func reserve() -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopping, busy + (queue.count - queueHead) + reserved < maxWorkers + maxQueued else { return false }
-        reserved += 1
-        return true
+        slots.withLock { slots in
+            guard !slots.stopped, slots.taken < maxWorkers + maxQueued else { return false }
+            slots.taken += 1
+            return true
+        }
     }
 
-    /// Runs a job in a slot taken with `reserve()`.
+    /// Runs a job in a slot taken with `reserve()`; the slot is free again when the job returns.
     func run(_ job: @escaping @Sendable () -> Void) {
-        condition.lock()
-        reserved -= 1
-        queue.append(job)
-        let waiting = queue.count - queueHead
-        if waiting > idle && threads < maxWorkers {
-            threads += 1
-            let worker = Thread { [self] in work() }
-            worker.name = "off-listener"
-            worker.start()
-        } else {
-            condition.signal()
+        let queued = workers.run { [self] in
+            job()
+            cancelReservation()
         }
-        condition.unlock()
+        if !queued {  // stopped meanwhile: run it here rather than leave its connection suspended
+            job()
+            cancelReservation()
+        }
     }
 
     /// Jobs running, queued or reserved.
-    var occupied: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return busy + (queue.count - queueHead) + reserved
-    }
+    var occupied: Int { slots.withLock { $0.taken } }
 
     /// Gives back a slot taken with `reserve()` that will not be used.
     func cancelReservation() {
-        condition.lock()
-        reserved -= 1
-        condition.unlock()
+        slots.withLock { $0.taken -= 1 }
     }
 
     /// Lets the workers finish queued jobs and exit; no new job is accepted.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func work() {
-        condition.lock()
-        while true {
-            while queueHead == queue.count && !stopping {
-                idle += 1
-                condition.wait()
-                idle -= 1
-            }
-            if queueHead == queue.count {
-                threads -= 1
-                condition.unlock()
-                return
-            }
-            let job = queue[queueHead]
-            queueHead += 1
-            if queueHead > 64 && queueHead * 2 > queue.count {
-                queue.removeFirst(queueHead)
-                queueHead = 0
-            }
-            busy += 1
-            condition.unlock()
-            job()
-            condition.lock()
-            busy -= 1
-        }
+        slots.withLock { $0.stopped = true }
+        workers.stop()
     }
 }
 

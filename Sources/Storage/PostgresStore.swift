@@ -1,4 +1,5 @@
 import Foundation
+import WorkerThreads
 
 /// The PostgreSQL store, for several instances sharing one database.
 ///
@@ -30,8 +31,9 @@ public final class PostgresStore: Store {
     /// Serializes `migrate()` across every instance using the same database.
     static let migrationLockKey: Int64 = 0x4150_5049_4442_5247  // arbitrary, fixed
     private let pool: PostgresConnectionPool
-    /// Run the writes of callers that must not wait for the database's round trips.
-    private let writeWorkers: StoreWorkers
+    /// Run the writes of callers that must not wait for the database's round trips: one thread per pooled
+    /// connection (more would only wait for a connection).
+    private let writeWorkers: WorkerThreads
 
     /// Connects once (so a wrong URL or an unreachable server is reported now) and keeps
     /// that connection in the pool. Call `migrate()` before use.
@@ -40,7 +42,7 @@ public final class PostgresStore: Store {
             throw StoreError.invalidArgument("the PostgreSQL pool needs at least one connection (got \(poolSize))")
         }
         self.url = url
-        writeWorkers = StoreWorkers(maxThreads: poolSize, name: "postgres-write")
+        writeWorkers = WorkerThreads(maxThreads: poolSize, name: "postgres-write")
         let defaults = Self.connectionDefaults(environment: ProcessInfo.processInfo.environment)
         pool = PostgresConnectionPool(capacity: poolSize, waitLimit: Self.poolWaitSeconds) { () throws(PostgresFailure) in
             let connection = try PostgresConnection(conninfo: url.connectionString, defaults: defaults)

@@ -1,4 +1,5 @@
 import Foundation
+import WorkerThreads
 
 /// Runs concurrent writes in shared SQLite transactions ("group commit") on one writer thread.
 ///
@@ -84,8 +85,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     private let afterCommit: () -> Void
     private let condition = NSCondition()
     // Under `condition`:
-    private var queue: [Job] = []
-    private var queueStart = 0
+    private var queue = FIFOQueue<Job>()
     private var stopping = false
     private var writerThreadExited = false
     private var committedBatches = 0
@@ -108,7 +108,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
 
     /// Callers whose closure waits in the queue right now (not counting the one running).
     var waitingWriterCount: Int {
-        condition.withLock { queue.count - queueStart }
+        condition.withLock { queue.count }
     }
 
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
@@ -216,21 +216,11 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     private func nextJob(waiting: Bool) -> Job? {
         condition.lock()
         defer { condition.unlock() }
-        while queueStart == queue.count {
+        while queue.isEmpty {
             if !waiting || stopping { return nil }
             condition.wait()
         }
-        let job = queue[queueStart]
-        queueStart += 1
-        // Under steady load the queue may never run empty: drop the taken jobs now and then, or it keeps them all.
-        if queueStart == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueStart = 0
-        } else if queueStart >= 64 && queueStart * 2 >= queue.count {
-            queue.removeFirst(queueStart)
-            queueStart = 0
-        }
-        return job
+        return queue.popFirst()
     }
 
     private func isFull(_ batch: Batch) -> Bool {
