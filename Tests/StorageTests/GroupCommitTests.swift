@@ -32,6 +32,13 @@ extension SQLiteStoreSpecifics {
     @Suite("Group commit") struct GroupCommit {
         static let oneBigBatch = SQLiteGroupCommit.Limits(maxWrites: 1_000, maxDuration: .seconds(30))
 
+        static func migratedStore(_ database: TestDatabase, limits: SQLiteGroupCommit.Limits) throws -> SQLiteStore {
+            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
+                                        batchLimits: limits, checkpointTiming: .init())
+            _ = try store.migrate()
+            return store
+        }
+
         /// Runs `first` holding the writer until `others` more writes wait, then `others`
         /// writes on their own threads: all of them land in one batch.
         static func oneBatch(_ store: SQLiteStore, others: Int, first: @escaping @Sendable (any StoreTransaction) throws -> Void,
@@ -72,9 +79,7 @@ extension SQLiteStoreSpecifics {
         func batchedWithSavepoints() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
-                                        batchLimits: Self.oneBigBatch, checkpointTiming: .init())
-            _ = try store.migrate()
+            let store = try Self.migratedStore(database, limits: Self.oneBigBatch)
             let before = store.committedBatchCount
             let outcomes = Self.oneBatch(store, others: 8, first: { try $0.insertLoginAttempt(loginAttempt("first")) }) { index, tx in
                 try tx.insertLoginAttempt(loginAttempt("other-\(index)"))
@@ -88,49 +93,11 @@ extension SQLiteStoreSpecifics {
             #expect(try store.read { try $0.loginAttempt(state: "first") } != nil)
         }
 
-        @Test("a write started without waiting is called back once, after its batch committed; a thrower gets its error and leaves nothing")
-        func calledBackAfterCommit() throws {
-            let database = TestDatabase.temporary()
-            defer { database.remove() }
-            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
-                                        batchLimits: .init(), checkpointTiming: .init())
-            _ = try store.migrate()
-            let outcomes = Collected<String>()
-            let done = DispatchGroup()
-            for index in 0..<20 {
-                done.enter()
-                store.write({ tx -> Int in
-                    try tx.insertLoginAttempt(loginAttempt("async-\(index)"))
-                    if index.isMultiple(of: 5) { throw Abort() }
-                    return index
-                }, completion: { outcome in
-                    switch outcome {
-                    case let .success(value):
-                        // Committed: a reader, with its own snapshot, sees it from the callback already.
-                        let seen = (try? store.read { try $0.loginAttempt(state: "async-\(index)") }) != nil
-                        outcomes.append("\(value) ok seen:\(seen)")
-                    case .failure(let error):
-                        outcomes.append("\(index) \(error is Abort ? "abort" : "error: \(error)")")
-                    }
-                    done.leave()
-                })
-            }
-            #expect(done.wait(timeout: .now() + 10) == .success)
-            let all = outcomes.all
-            #expect(all.count == 20)
-            #expect(all.filter { $0.hasSuffix(" ok seen:true") }.count == 16, "\(all)")
-            #expect(Set(all.filter { $0.hasSuffix(" abort") }) == ["0 abort", "5 abort", "10 abort", "15 abort"])
-            let kept = try store.read { tx in try (0..<20).filter { try tx.loginAttempt(state: "async-\($0)") != nil } }
-            #expect(kept == (0..<20).filter { !$0.isMultiple(of: 5) })
-        }
-
         @Test("while writes keep coming so the queue never runs empty, each answered write lets go of what it held")
         func answeredWritesAreReleased() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
-                                        batchLimits: .init(), checkpointTiming: .init())
-            _ = try store.migrate()
+            let store = try Self.migratedStore(database, limits: .init())
             /// Holds the writer inside a write until `release`, with more writes queued behind it.
             final class Hold: Sendable {
                 let entered = DispatchSemaphore(value: 0)
@@ -175,9 +142,7 @@ extension SQLiteStoreSpecifics {
         func failingCommitFailsTheBatch() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
-                                        batchLimits: Self.oneBigBatch, checkpointTiming: .init())
-            _ = try store.migrate()
+            let store = try Self.migratedStore(database, limits: Self.oneBigBatch)
             // A foreign key checked only at COMMIT: the session names a user that does not exist.
             let outcomes = Self.oneBatch(store, others: 5, first: { tx in
                 try (tx as? SQLiteTransaction)?.connection.run("PRAGMA defer_foreign_keys = ON")

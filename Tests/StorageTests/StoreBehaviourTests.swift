@@ -58,7 +58,7 @@ import Testing
         }
     }
 
-    @Test("writes started without waiting are each called back once with their own outcome, committed or rolled back",
+    @Test("writes started without waiting are each called back once with their own outcome, after their commit (a read from the callback sees them) or rolled back",
           arguments: Backend.allCases)
     func writesWithoutWaiting(backend: Backend) throws {
         try withFreshStore(backend) { fixture in
@@ -73,7 +73,9 @@ import Testing
                     return index
                 }, completion: { outcome in
                     switch outcome {
-                    case let .success(value): outcomes.append("\(value)")
+                    case let .success(value):
+                        let seen = (try? store.read { try $0.loginAttempt(state: "started-\(index)") }) != nil
+                        outcomes.append(seen ? "\(value)" : "\(value) not yet visible")
                     case let .failure(error): outcomes.append("\(index) \(error is Abort ? "abort" : "error: \(error)")")
                     }
                     done.leave()
