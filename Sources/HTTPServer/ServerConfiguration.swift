@@ -33,10 +33,10 @@ public struct ServerConfiguration: Sendable {
     public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
 
     /// Four listener threads per core (at least 4, at most 256). A listener thread no longer waits for a group
-    /// commit (sign-ins, `/login`, nonces and refreshes suspend their connection until it is durable), so few
-    /// threads keep both cores busy, and few threads wake less often: on 2 cores, 8 threads gave `GET /healthz`
-    /// 92 % of the plain-C reference where 32 gave 64 %. The spare ones cover the rarer writes that still wait
-    /// (sign-out, account deletion, the OpenID provider's endpoints).
+    /// commit (sign-ins, sign-outs, `/login`, nonces and refreshes suspend their connection until it is durable),
+    /// so few threads keep both cores busy, and few threads wake less often: on 2 cores, 8 threads gave
+    /// `GET /healthz` 92 % of the plain-C reference where 32 gave 64 %. The spare ones cover the rarer writes that
+    /// still wait (account deletion, the OpenID provider's endpoints, Apple's notifications).
     public static func defaultListenerThreads(cores: Int) -> Int {
         min(256, max(4, cores * 4))
     }

@@ -30,7 +30,7 @@ struct PreparedCallback: @unchecked Sendable {
 
 @Suite("A stalled database writer", .serialized)
 struct WriterStallTests {
-    @Test("with one listener thread and the writer stalled, waiting sign-ins, login pages and API calls do not hold it: /healthz answers, and each then completes")
+    @Test("with one listener thread and the writer stalled, waiting sign-ins, sign-outs, login pages and API calls do not hold it: /healthz answers, and each then completes")
     func waitingWritesFreeTheListener() throws {
         var listener = ServerConfiguration()
         listener.threadPoolSize = 1
@@ -38,6 +38,15 @@ struct WriterStallTests {
         let browsers = (0..<4).map { _ in TestBrowser(harness) }
         let callbacks = try browsers.map { browser in try browser.authorizeAtApple(try browser.openLogin()) }
         let port = harness.port
+        // A person signed in on the web, and an app, both about to sign out.
+        let leaving = TestBrowser(harness)
+        #expect(try leaving.signIn().status == 303)
+        let csrf = try #require(HTMLDocument(try leaving.get("/session").text)
+            .formFields("//form[@action='/logout']").first { $0.name == "csrf" }?.value)
+        let nonce = try #require(try harness.api("/api/auth/nonce").body["nonce"]?.stringValue)
+        let appToken = try harness.token(audience: BridgeHarness.bundleID, subject: "001234.leaving.app", nonce: nonce)
+        let app = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(appToken), "nonce": .string(nonce)]))
+        let access = try #require(app.body["accessToken"]?.stringValue)
 
         let writer = StalledWriter(harness.app.store)
         let group = DispatchGroup()
@@ -61,16 +70,27 @@ struct WriterStallTests {
                 nonces.withLock { $0.append(issued?.body["nonce"]?.stringValue ?? "status \(issued?.status ?? 0)") }
             }
         }
+        let signOuts = Mutex<[String]>([])
+        let signOut = PreparedCallback(browser: leaving, fields: [("csrf", csrf)])
+        inThread(group) {
+            let status = (try? signOut.browser.post("/logout", form: signOut.fields).status) ?? 0
+            signOuts.withLock { $0.append("web \(status)") }
+        }
+        inThread(group) {
+            let status = (try? harness.api("/api/auth/logout", bearer: access).status) ?? 0
+            signOuts.withLock { $0.append("api \(status)") }
+        }
         let deadline = Date() + 10
-        while harness.server.http.inFlightRequests < 8, Date() < deadline { usleep(1_000) }
-        #expect(harness.server.http.inFlightRequests == 8)
+        while harness.server.http.inFlightRequests < 10, Date() < deadline { usleep(1_000) }
+        #expect(harness.server.http.inFlightRequests == 10)
 
         let health = try timings(40) {
             let response = try RawHTTPClient.request(port: port, path: "/healthz")
             if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
         }
         #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
-        #expect(signIns.withLock { $0.isEmpty } && loginPages.withLock { $0.isEmpty } && nonces.withLock { $0.isEmpty },
+        #expect(signIns.withLock { $0.isEmpty } && loginPages.withLock { $0.isEmpty } && nonces.withLock { $0.isEmpty }
+                    && signOuts.withLock { $0.isEmpty },
                 "nothing that writes was answered before the writer was free")
 
         writer.release()
@@ -78,6 +98,9 @@ struct WriterStallTests {
         #expect(signIns.withLock { $0.map(\.status) } == [303, 303, 303, 303])
         for browser in browsers { #expect(try browser.get("/session").status == 200) }
         #expect(loginPages.withLock { $0 } == [200, 200])
+        #expect(signOuts.withLock { $0.sorted() } == ["api 204", "web 303"])
+        #expect(try leaving.get("/session").status == 303)  // signed out: back to the login page
+        #expect(try harness.api("/api/me", method: "GET", bearer: access).status == 401)
         let issued = nonces.withLock { $0 }
         #expect(issued.count == 2 && issued.allSatisfy { $0.hasPrefix("asb.") }, "\(issued)")
         // A nonce issued while the writer was stalled was stored: an app signs in with it.

@@ -29,7 +29,11 @@ struct JSONAPIGroup: Sendable {
     /// An endpoint for the holder of a valid access token.
     func authenticated(_ handler: @escaping @Sendable (Request, AuthenticatedCaller) throws -> Response) -> Router.Handler {
         let bearer = bearer
-        return jsonEndpoint { request in try handler(request, try bearer.authenticate(request)) }
+        return jsonEndpoint { request in
+            // After a suspension the rest of the work runs as it was: the token may name a session it just ended.
+            if let rest = request.takeResumedWork() { return try rest() }
+            return try handler(request, try bearer.authenticate(request))
+        }
     }
 
     /// `OPTIONS` of a path whose endpoints take `methods`: a CORS preflight.

@@ -133,9 +133,14 @@ struct NativeAPI: Sendable {
     }
 
     func logout(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
-        _ = try store.write { try $0.deleteSession(idHash: caller.session.idHash) }
-        logger.info("signed_out", ["user_id": String(caller.session.userID), "flow": "api"])
-        return Response(status: 204)
+        let idHash = caller.session.idHash
+        return try request.answer(afterStarting: { [store] done in
+            store.write({ try $0.deleteSession(idHash: idHash) }, completion: done)
+        }) { [logger] outcome in
+            _ = try outcome.get()
+            logger.info("signed_out", ["user_id": String(caller.session.userID), "flow": "api"])
+            return Response(status: 204)
+        }
     }
 
     func me(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {

@@ -27,11 +27,16 @@ struct SessionPages: Sendable {
     }
 
     func logout(_ request: Request, _ visit: SignedInVisit) throws -> Response {
-        _ = try store.write { try $0.deleteSession(idHash: visit.session.idHash) }
-        logger.info("signed_out", ["user_id": String(visit.session.userID)])
-        var response = Response.redirect(to: Self.signedOutURL)
-        response.setCookie(.expired(cookieNames.session))
-        return response
+        let idHash = visit.session.idHash
+        return try request.answer(afterStarting: { [store] done in
+            store.write({ try $0.deleteSession(idHash: idHash) }, completion: done)
+        }) { [self] outcome in
+            _ = try outcome.get()
+            logger.info("signed_out", ["user_id": String(visit.session.userID)])
+            var response = Response.redirect(to: Self.signedOutURL)
+            response.setCookie(.expired(cookieNames.session))
+            return response
+        }
     }
 
     /// The login page, saying "You are signed out".

@@ -27,6 +27,8 @@ struct WebPageGroup: Sendable {
                   _ handler: @escaping VisitHandler) -> Router.Handler {
         let sessions = sessions
         return page { request in
+            // After a suspension the rest of the work runs as it was: the session may be the one it just ended.
+            if let rest = request.takeResumedWork() { return try rest() }
             if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
             guard let visit = try sessions.visit(request) else { return try signedOut(request) }
             if let csrfRefusal, !sessions.carriesCSRFToken(request, of: visit) {
