@@ -36,7 +36,8 @@ public struct ServerConfiguration: Sendable {
     /// commit (sign-ins, sign-outs, `/login`, nonces and refreshes suspend their connection until it is durable),
     /// so few threads keep both cores busy, and few threads wake less often: on 2 cores, 8 threads gave
     /// `GET /healthz` 92 % of the plain-C reference where 32 gave 64 %. The spare ones cover the rarer writes that
-    /// still wait (account deletion, the OpenID provider's endpoints, Apple's notifications).
+    /// still wait (account deletion, the OpenID provider's authorization, userinfo and revocation, Apple's
+    /// notifications).
     public static func defaultListenerThreads(cores: Int) -> Int {
         min(256, max(4, cores * 4))
     }

@@ -33,27 +33,46 @@ struct ProviderTokenEndpoint: Sendable {
         var authTime: Date
     }
 
+    /// The rate limit, then the grant: two transactions, and the listener thread serves other connections while
+    /// each waits for its group commit.
     func token(_ request: Request) throws -> Response {
-        try rateLimit.admit(request)
+        if let rest = request.takeResumedWork() { return try rest() }
+        let admission = rateLimit.admission(of: request)
+        return try request.answer(afterStarting: { [store] done in
+            store.write({ try admission.admit(in: $0) }, completion: done)
+        }) { [self] (admitted: Result<Void, any Error>) in
+            try admitted.get()
+            return try grantTokens(request)
+        }
+    }
+
+    private func grantTokens(_ request: Request) throws -> Response {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         let client = try clientAuthentication.authenticate(request, form)
-        let grant: Grant
+        let transaction: GrantTransaction
         switch form["grant_type"] {
-        case "authorization_code": grant = try redeemCode(form, client: client)
-        case "refresh_token": grant = try refresh(form, client: client)
+        case "authorization_code": transaction = try redeemCode(form, client: client)
+        case "refresh_token": transaction = try refresh(form, client: client)
         case nil: throw OAuthRefusal.invalidRequest("grant_type is missing")
         default: throw OAuthRefusal(status: 400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token")
         }
-        metrics.increment("bridge_oidc_tokens_issued_total", ["grant_type": form["grant_type"] ?? ""])
-        return try tokenResponse(grant, client: client)
+        return try request.answer(afterStarting: { [store] done in store.write(transaction, completion: done) }) { [self] outcome in
+            let grant = try outcome.get().get()
+            metrics.increment("bridge_oidc_tokens_issued_total", ["grant_type": form["grant_type"] ?? ""])
+            return try tokenResponse(grant, client: client)
+        }
     }
 
-    private func redeemCode(_ form: FormFields, client: OpenIDClient) throws -> Grant {
+    /// The one transaction that turns a code or a refresh token into a grant, or says why not.
+    private typealias GrantTransaction = @Sendable (any StoreTransaction) throws -> Result<Grant, OAuthRefusal>
+
+    private func redeemCode(_ form: FormFields, client: OpenIDClient) throws -> GrantTransaction {
         guard let code = form["code"], !code.isEmpty else { throw OAuthRefusal.invalidRequest("code is missing") }
         guard let redirectURI = form["redirect_uri"] else { throw OAuthRefusal.invalidRequest("redirect_uri is missing") }
         let now = clock.now
         let codeHash = SecretTokens.digest(code)
-        let outcome: Result<Grant, OAuthRefusal> = try store.write { transaction in
+        let verifier = form["code_verifier"]
+        return { [self] transaction in
             switch try transaction.redeemAuthorizationCode(codeHash: codeHash, now: now) {
             case .unknown, .expired:
                 return .failure(.invalidGrant("the code is unknown or has expired"))
@@ -64,7 +83,7 @@ struct ProviderTokenEndpoint: Sendable {
                 logger.warning("oidc_code_replayed", ["client_id": record.clientID])
                 return .failure(.invalidGrant("the code was already used; the tokens it gave are revoked"))
             case let .redeemed(record):
-                if let refusal = Self.check(record, client: client, redirectURI: redirectURI, verifier: form["code_verifier"]) {
+                if let refusal = Self.check(record, client: client, redirectURI: redirectURI, verifier: verifier) {
                     return .failure(refusal)
                 }
                 guard let user = try transaction.user(id: record.userID) else { return .failure(.invalidGrant("the account is gone")) }
@@ -74,7 +93,6 @@ struct ProviderTokenEndpoint: Sendable {
                 return .success(grant.grant)
             }
         }
-        return try outcome.get()
     }
 
     /// The bindings a redeemed code must meet; nil when it meets them all.
@@ -109,13 +127,13 @@ struct ProviderTokenEndpoint: Sendable {
                       authTime: authTime), familyID)
     }
 
-    private func refresh(_ form: FormFields, client: OpenIDClient) throws -> Grant {
+    private func refresh(_ form: FormFields, client: OpenIDClient) throws -> GrantTransaction {
         guard let presented = form["refresh_token"], !presented.isEmpty else {
             throw OAuthRefusal.invalidRequest("refresh_token is missing")
         }
         let now = clock.now
         let replacement = SecretTokens.random()
-        let outcome: Result<Grant, OAuthRefusal> = try store.write { transaction in
+        return { [self] transaction in
             switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
             case let .rotated(old):
                 // Thrown, not returned: the rotation must not stand when the token is not this client's.
@@ -140,7 +158,6 @@ struct ProviderTokenEndpoint: Sendable {
                 return .failure(.invalidGrant("the refresh token is unknown or has expired"))
             }
         }
-        return try outcome.get()
     }
 
     private func tokenResponse(_ grant: Grant, client: OpenIDClient) throws -> Response {
