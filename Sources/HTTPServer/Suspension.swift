@@ -17,8 +17,9 @@ public struct RequestSuspended: ListenerDirective, CustomStringConvertible {
 }
 
 /// The way back to a suspended request: call `resume(with:)` once, from any thread, with the rest of the
-/// request's work. The responder chain then runs again for the same request on a listener thread, with
-/// `Request.takeResumedWork()` handing that work to the handler that suspended, which returns its answer.
+/// request's work. The responder chain then runs again for the same request on a listener thread, and
+/// `Request.takeResumedWork()` hands that work to the first one in the chain that asks: the handler that
+/// suspended, or a wrapper around it whose own first steps must not repeat (authentication, a rate limit).
 public struct RequestResumption: Sendable {
     let parked: ParkedRequest
     let suspended: SuspendedRequests
