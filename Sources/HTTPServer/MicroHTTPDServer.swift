@@ -208,7 +208,15 @@ enum MicroHTTPDCallbacks {
         request.listenerSlot = ListenerSlot(connection: connection, context: context)
         pending.body = []
         if let tracked = pending.tracked { context.deadlines?.responding(tracked) }
-        switch respond(to: request, context: context) {
+        return act(on: respond(to: request, context: context), for: request, connection, pending, context)
+    }
+
+    /// Answers, moves the request off the listener, or suspends it, as the chain asked. `request` is as it first
+    /// came in: off the listener the chain runs again from the start, where `isOffListener` tells it that its
+    /// listener-side steps (a rate limit) were done.
+    static func act(on outcome: ChainOutcome, for request: Request, _ connection: OpaquePointer,
+                    _ pending: PendingRequest, _ context: ServerContext) -> MHD_Result {
+        switch outcome {
         case let .response(response):
             return answer(connection, pending, response)
         case .offListener:
@@ -251,16 +259,8 @@ enum MicroHTTPDCallbacks {
                 context.logger.error("resumed_work_not_taken", ["path": request.path])
                 return answer(connection, pending, internalError)
             }
-            switch outcome {
-            case let .response(response):
-                return answer(connection, pending, response)
-            case .offListener:
-                // The rest of the work found it must call Apple: the whole request runs again on a worker, where
-                // `isOffListener` tells the chain that its listener-side steps (a rate limit) were done.
-                return moveOffListener(connection, pending, parked.request, context)
-            case let .suspended(again):
-                return park(again, connection, pending, context)
-            }
+            // The rest of the work may suspend again, or find it must call Apple.
+            return act(on: outcome, for: parked.request, connection, pending, context)
         }
     }
 
