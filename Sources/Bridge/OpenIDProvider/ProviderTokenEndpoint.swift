@@ -37,13 +37,7 @@ struct ProviderTokenEndpoint: Sendable {
     /// each waits for its group commit.
     func token(_ request: Request) throws -> Response {
         if let rest = request.takeResumedWork() { return try rest() }
-        let admission = rateLimit.admission(of: request)
-        return try request.answer(afterStarting: { [store] done in
-            store.write({ try admission.admit(in: $0) }, completion: done)
-        }) { [self] (admitted: Result<Void, any Error>) in
-            try admitted.get()
-            return try grantTokens(request)
-        }
+        return try rateLimit.admitting(request) { [self] in try grantTokens(request) }
     }
 
     private func grantTokens(_ request: Request) throws -> Response {
@@ -56,8 +50,8 @@ struct ProviderTokenEndpoint: Sendable {
         case nil: throw OAuthRefusal.invalidRequest("grant_type is missing")
         default: throw OAuthRefusal(status: 400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token")
         }
-        return try request.answer(afterStarting: { [store] done in store.write(transaction, completion: done) }) { [self] outcome in
-            let grant = try outcome.get().get()
+        return try request.answer(afterWriting: transaction, to: store) { [self] outcome in
+            let grant = try outcome.get()
             metrics.increment("bridge_oidc_tokens_issued_total", ["grant_type": form["grant_type"] ?? ""])
             return try tokenResponse(grant, client: client)
         }

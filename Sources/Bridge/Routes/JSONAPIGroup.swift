@@ -16,13 +16,7 @@ struct JSONAPIGroup: Sendable {
             if let rest = request.takeResumedWork() { return try rest() }
             // A request run again off the listener (it calls Apple) was admitted on the listener already.
             guard rateLimited && !request.isOffListener else { return try handler(request) }
-            let admission = rateLimit.admission(of: request)
-            return try request.answer(afterStarting: { done in
-                rateLimit.store.write({ try admission.admit(in: $0) }, completion: done)
-            }) { (admitted: Result<Void, any Error>) in
-                try admitted.get()
-                return try handler(request)
-            }
+            return try rateLimit.admitting(request) { try handler(request) }
         }
     }
 

@@ -35,15 +35,10 @@ struct LoginPage: Sendable {
                                    createdAt: now, expiresAt: now.addingTimeInterval(Self.attemptLifetime), consumedAt: nil)
         // The rate limit and the attempt share one transaction; the listener thread serves other connections
         // while it waits for its group commit.
-        return try request.answer(afterStarting: { [store] done in
-            store.write({ transaction in
-                try admission.admit(in: transaction)
-                try transaction.insertLoginAttempt(attempt)
-            }, completion: done)
-        }) { [self] (outcome: Result<Void, any Error>) in
-            try outcome.get()
-            return page(request, visit, state: state, nonce: nonce, binding: binding)
-        }
+        return try request.answer(afterWriting: { transaction in
+            try admission.admit(in: transaction)
+            try transaction.insertLoginAttempt(attempt)
+        }, to: store) { [self] in page(request, visit, state: state, nonce: nonce, binding: binding) }
     }
 
     /// The login page of a stored attempt, with the cookies that bind it to this browser.

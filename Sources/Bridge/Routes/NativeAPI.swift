@@ -29,11 +29,8 @@ struct NativeAPI: Sendable {
         let now = clock.now
         let nonce = APINonce(nonce: SignInService.serverNoncePrefix + SecretTokens.random(), createdAt: now,
                              expiresAt: now.addingTimeInterval(Self.nonceLifetime))
-        return try request.answer(afterStarting: { [store] done in
-            store.write({ try $0.insertAPINonce(nonce) }, completion: done)
-        }) { (stored: Result<Void, any Error>) in
-            try stored.get()
-            return .json(JSONValue.object([
+        return try request.answer(afterWriting: { try $0.insertAPINonce(nonce) }, to: store) {
+            .json(JSONValue.object([
                 "nonce": .string(nonce.nonce), "expiresIn": .number(Self.nonceLifetime),
                 "expiresAt": .string(ISO8601DateFormatter().string(from: nonce.expiresAt)),
             ]).serialized())
@@ -94,10 +91,9 @@ struct NativeAPI: Sendable {
         }
         let now = clock.now
         let replacement = SecretTokens.random()
-        return try request.answer(afterStarting: { [self] done in
-            store.write({ try rotate(presented, replacement: replacement, now: now, in: $0) }, completion: done)
-        }) { [self] outcome in
-            switch try outcome.get() {
+        return try request.answer(afterWriting: { [self] in try rotate(presented, replacement: replacement, now: now, in: $0) },
+                                  to: store) { [self] rotation in
+            switch rotation {
             case let .rotated(user, sessionIDHash):
                 return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
             case .reused:
@@ -134,10 +130,7 @@ struct NativeAPI: Sendable {
 
     func logout(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
         let idHash = caller.session.idHash
-        return try request.answer(afterStarting: { [store] done in
-            store.write({ try $0.deleteSession(idHash: idHash) }, completion: done)
-        }) { [logger] outcome in
-            _ = try outcome.get()
+        return try request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [logger] _ in
             logger.info("signed_out", ["user_id": String(caller.session.userID), "flow": "api"])
             return Response(status: 204)
         }

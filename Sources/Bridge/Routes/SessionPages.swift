@@ -28,10 +28,7 @@ struct SessionPages: Sendable {
 
     func logout(_ request: Request, _ visit: SignedInVisit) throws -> Response {
         let idHash = visit.session.idHash
-        return try request.answer(afterStarting: { [store] done in
-            store.write({ try $0.deleteSession(idHash: idHash) }, completion: done)
-        }) { [self] outcome in
-            _ = try outcome.get()
+        return try request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [self] _ in
             logger.info("signed_out", ["user_id": String(visit.session.userID)])
             var response = Response.redirect(to: Self.signedOutURL)
             response.setCookie(.expired(cookieNames.session))

@@ -27,6 +27,13 @@ struct SignInRateLimit: Sendable {
         try store.write { try admission.admit(in: $0) }
     }
 
+    /// Admits the request, then answers with `next()`; the listener thread is not held while the bucket's write
+    /// waits for its commit (the handler, or a wrapper around it, must begin with `Request.takeResumedWork()`).
+    func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Response) throws -> Response {
+        let admission = admission(of: request)
+        return try request.answer(afterWriting: { try admission.admit(in: $0) }, to: store) { try next() }
+    }
+
     /// The check for one request, to run inside a write transaction of the caller's (one upsert).
     func admission(of request: Request) -> Admission {
         // A trusted proxy's entry is an address; anything else is still bounded to what the store accepts.
