@@ -6,11 +6,18 @@ public struct Logger: Sendable {
     public enum Level: Int, Sendable, Comparable {
         case debug, info, warning, error
         public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
-        var name: String { ["debug", "info", "warning", "error"][rawValue] }
+        var name: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
     }
 
     public let minimumLevel: Level
-    /// nil: standard error, written as bytes without building a String.
+    /// nil: standard error, written as bytes without building a String, in batches (`StandardErrorLog`).
     private let sink: (@Sendable (String) -> Void)?
 
     /// `sink` receives each line (without its newline); without one, lines go to standard error.
@@ -21,21 +28,22 @@ public struct Logger: Sendable {
 
     public static let silent = Logger(minimumLevel: .error, sink: { _ in })
 
-    /// Every request writes a line, so it is built as bytes in one buffer (appending Strings piece by piece was
-    /// most of the cost of logging, and logging most of the cost of a small request beyond the socket calls).
+    /// Every request writes a line, so it is built as bytes in one buffer, each piece copied from its UTF-8 storage
+    /// (appending Strings, or even their `.utf8` views, piece by piece was most of the cost of logging, and logging
+    /// most of the cost of a small request beyond the socket calls).
     public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= minimumLevel else { return }
         var line: [UInt8] = []
-        line.reserveCapacity(192)
-        line.append(contentsOf: "time=".utf8)
+        line.reserveCapacity(256)
+        Logger.appendRaw("time=", to: &line)
         Logger.appendTimestamp(to: &line)
-        line.append(contentsOf: " level=".utf8)
-        line.append(contentsOf: level.name.utf8)
-        line.append(contentsOf: " event=".utf8)
+        Logger.appendRaw(" level=", to: &line)
+        Logger.appendRaw(level.name, to: &line)
+        Logger.appendRaw(" event=", to: &line)
         Logger.appendQuoted(event, to: &line)
         for (key, value) in fields {
             line.append(UInt8(ascii: " "))
-            line.append(contentsOf: key.utf8)
+            Logger.appendRaw(key, to: &line)
             line.append(UInt8(ascii: "="))
             Logger.appendQuoted(value, to: &line)
         }
@@ -43,18 +51,44 @@ public struct Logger: Sendable {
             sink(String(decoding: line, as: UTF8.self))
         } else {
             line.append(UInt8(ascii: "\n"))
-            // One write call per line keeps lines from different threads whole.
-            _ = line.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count) }
+            // Whole lines go into one buffer, so lines from different threads stay whole.
+            StandardErrorLog.shared.append(line, urgent: level >= .warning)
         }
     }
 
+    /// Writes out the lines to standard error that are still buffered (see `StandardErrorLog`); call it before
+    /// writing to standard error directly, so that what came first shows first.
+    public static func flush() {
+        StandardErrorLog.shared.flush()
+    }
+
+    static func appendRaw(_ text: String, to line: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { line.append(contentsOf: $0) }
+    }
+
     static func appendQuoted(_ value: String, to line: inout [UInt8]) {
-        line.append(contentsOf: (isPlainASCII(value) ? value : quoted(value)).utf8)
+        var value = value
+        let plain = value.withUTF8 { bytes in
+            guard isPlainASCII(bytes) else { return false }
+            line.append(contentsOf: bytes)
+            return true
+        }
+        if !plain { appendRaw(quoted(value), to: &line) }
     }
 
     /// Non-empty, and printable ASCII other than the characters that end or split a field: logged as is.
     private static func isPlainASCII(_ value: String) -> Bool {
-        !value.isEmpty && !value.utf8.contains { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }
+        var value = value
+        return value.withUTF8 { isPlainASCII($0) }
+    }
+
+    private static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        for byte in bytes where byte <= 0x20 || byte == 0x22 || byte == 0x3D || byte == 0x5C || byte >= 0x7F {
+            return false
+        }
+        return true
     }
 
     public func info(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, event, fields) }
@@ -106,27 +140,50 @@ public struct Logger: Sendable {
     static func appendTimestamp(to text: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var parts = tm()
-        var seconds = now.tv_sec
-        gmtime_r(&seconds, &parts)
-        func put(_ value: Int32, _ width: Int, _ separator: UInt8) {
-            var value = Int(value)
-            var digits: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                for position in stride(from: width - 1, through: 0, by: -1) {
-                    buffer[position] = UInt8(ascii: "0") + UInt8(value % 10)
+        appendTimestamp(secondsSince1970: Int64(now.tv_sec), milliseconds: Int(now.tv_nsec / 1_000_000), to: &text)
+    }
+
+    /// The date is computed arithmetically (proleptic Gregorian, UTC) rather than with `gmtime_r`, which takes
+    /// glibc's process-wide time-zone lock: every listener thread logs every request, and they queued on it.
+    static func appendTimestamp(secondsSince1970: Int64, milliseconds: Int, to text: inout [UInt8]) {
+        var (days, secondOfDay) = secondsSince1970.quotientAndRemainder(dividingBy: 86_400)
+        if secondOfDay < 0 { days -= 1; secondOfDay += 86_400 }
+        let (year, month, day) = civilDate(daysSince1970: days)
+        let second = Int(secondOfDay)
+        // Digits go into a fixed buffer of the stamp's 24 bytes, appended once.
+        var stamp: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &stamp) { bytes in
+            func put(_ value: Int, width: Int, at offset: Int, then separator: UInt8) {
+                var value = value
+                for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                    bytes[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
                     value /= 10
                 }
-                text.append(contentsOf: buffer.prefix(width))
+                bytes[offset + width] = separator
             }
-            text.append(separator)
+            put(year, width: 4, at: 0, then: UInt8(ascii: "-"))
+            put(month, width: 2, at: 5, then: UInt8(ascii: "-"))
+            put(day, width: 2, at: 8, then: UInt8(ascii: "T"))
+            put(second / 3600, width: 2, at: 11, then: UInt8(ascii: ":"))
+            put(second / 60 % 60, width: 2, at: 14, then: UInt8(ascii: ":"))
+            put(second % 60, width: 2, at: 17, then: UInt8(ascii: "."))
+            put(milliseconds, width: 3, at: 20, then: UInt8(ascii: "Z"))
+            text.append(contentsOf: bytes.bindMemory(to: UInt8.self))
         }
-        put(parts.tm_year + 1900, 4, UInt8(ascii: "-"))
-        put(parts.tm_mon + 1, 2, UInt8(ascii: "-"))
-        put(parts.tm_mday, 2, UInt8(ascii: "T"))
-        put(parts.tm_hour, 2, UInt8(ascii: ":"))
-        put(parts.tm_min, 2, UInt8(ascii: ":"))
-        put(parts.tm_sec, 2, UInt8(ascii: "."))
-        put(Int32(now.tv_nsec / 1_000_000), 3, UInt8(ascii: "Z"))
+    }
+
+    /// Year, month (1-12) and day (1-31) of a day counted from 1970-01-01, by Howard Hinnant's
+    /// `civil_from_days` (eras of 400 years, years starting in March so that leap days come last).
+    static func civilDate(daysSince1970: Int64) -> (year: Int, month: Int, day: Int) {
+        let shifted = daysSince1970 + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day))
     }
 }

@@ -64,3 +64,37 @@ struct LoggerTimestampTests {
         #expect(abs(parsed.timeIntervalSinceNow) < 2)
     }
 }
+
+@Suite("Logger timestamps without gmtime")
+struct LoggerCivilDateTests {
+    static func formatted(_ seconds: Int64, _ milliseconds: Int = 0) -> String {
+        var bytes: [UInt8] = []
+        Logger.appendTimestamp(secondsSince1970: seconds, milliseconds: milliseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test("known instants, leap days and century years format as ISO 8601 UTC")
+    func knownInstants() {
+        #expect(Self.formatted(0) == "1970-01-01T00:00:00.000Z")
+        #expect(Self.formatted(951_782_400, 7) == "2000-02-29T00:00:00.007Z")
+        #expect(Self.formatted(4_107_542_399, 999) == "2100-02-28T23:59:59.999Z")
+        #expect(Self.formatted(4_107_542_400) == "2100-03-01T00:00:00.000Z")
+        #expect(Self.formatted(1_798_761_599, 123) == "2026-12-31T23:59:59.123Z")
+        #expect(Self.formatted(-1) == "1969-12-31T23:59:59.000Z")
+    }
+
+    @Test("every day from 1960 to 2140 matches gmtime_r")
+    func matchesGmtime() {
+        var mismatches: [String] = []
+        for day in Int64(-3_653)...Int64(62_000) {
+            var seconds = Int(day * 86_400 + 45_296)  // 12:34:56
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let expected = String(format: "%04d-%02d-%02dT12:34:56.000Z", parts.tm_year + 1900, parts.tm_mon + 1,
+                                  parts.tm_mday)
+            let got = Self.formatted(Int64(seconds))
+            if got != expected { mismatches.append("\(got) != \(expected)") }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(3))")
+    }
+}
