@@ -1,4 +1,5 @@
 import Foundation
+import WorkerThreads
 
 /// Copies WAL pages back into the database file on its own thread, so that no write
 /// pays for a checkpoint (the writer runs with `wal_autocheckpoint` off).
@@ -41,7 +42,10 @@ final class SQLiteCheckpointer: @unchecked Sendable {
 
     func start(pausingWrites: @escaping WritesPaused) {
         condition.withLock { started = true }
-        let thread = Thread { [self] in run(pausingWrites) }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("sqlite-checkpointer")
+            run(pausingWrites)
+        }
         thread.name = "sqlite-checkpointer"
         thread.start()
     }

@@ -95,7 +95,12 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         self.connection = connection
         self.limits = limits
         self.afterCommit = afterCommit
-        let thread = Thread { [self] in runWriter() }
+        let thread = Thread { [self] in
+            // Foundation's name stays inside Foundation; the kernel's name is what `top -H`, perf and
+            // `scripts/bench` (its writer figure) see.
+            ThreadName.setCurrent("sqlite-writer")
+            runWriter()
+        }
         thread.name = "sqlite-writer"
         writerThread = thread
         thread.start()
