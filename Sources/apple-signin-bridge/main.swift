@@ -34,6 +34,7 @@ Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRID
 
 /// Prints one line to standard error and exits with `code`.
 func fail(_ message: String, code: Int32 = 2) -> Never {
+    Logger.flush()
     FileHandle.standardError.write(Data((message + "\n").utf8))
     exit(code)
 }

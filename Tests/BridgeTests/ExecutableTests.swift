@@ -43,6 +43,27 @@ final class RunningProcess {
     }
 }
 
+/// Everything a pipe delivers, read on a thread of its own while the process runs.
+final class CollectedOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    init(_ handle: FileHandle) {
+        Thread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { return }
+                lock.lock(); data.append(chunk); lock.unlock()
+            }
+        }.start()
+    }
+
+    var text: String {
+        lock.lock(); defer { lock.unlock() }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
 @Suite("The apple-signin-bridge executable", .serialized)
 struct ExecutableTests {
     func validEnvironment(port: Int, directory: String) -> [String: String] {
@@ -162,6 +183,34 @@ struct ExecutableTests {
         #expect(!result.errors.contains("eyJsecret"))
         #expect(!result.errors.contains("cookie-secret"))
         #expect(FileManager.default.fileExists(atPath: directory + "/bridge.sqlite3"))
+    }
+
+    @Test("request lines reach standard error while the server runs, not only when it stops")
+    func logLinesWhileRunning() throws {
+        let directory = try temporaryDirectory()
+        let port = freeLoopbackPort()
+        let running = try RunningProcess(["serve"], environment: validEnvironment(port: port, directory: directory))
+        let collected = CollectedOutput(running.errors.fileHandleForReading)
+        defer {
+            kill(running.process.processIdentifier, SIGTERM)
+            running.process.waitUntilExit()
+        }
+        var health: RawHTTPResponse?
+        for _ in 0..<100 where health == nil {
+            health = try? RawHTTPClient.request(port: port, path: "/healthz")
+            if health == nil { usleep(50_000) }
+        }
+        #expect(health?.status == 200)
+        for _ in 0..<20 { _ = try RawHTTPClient.request(port: port, path: "/healthz") }
+        // Lines are written in batches a few milliseconds apart; a second is far more than a batch takes.
+        let deadline = Date().addingTimeInterval(1)
+        var lines = 0
+        repeat {
+            usleep(20_000)
+            lines = collected.text.components(separatedBy: "event=request method=GET path=/healthz status=200").count - 1
+        } while lines < 21 && Date() < deadline
+        #expect(lines >= 21, "request lines seen while running: \(lines)")
+        #expect(!collected.text.contains("\n\n"), "every line whole")
     }
 
     @Test("dev runs the server with the simulator: a browser can sign in with no Apple account")
