@@ -53,11 +53,26 @@ int bridge_mhd_client_address(struct MHD_Connection *connection, char *buffer, s
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (info == NULL || info->client_addr == NULL || length == 0) return -1;
     const struct sockaddr *sa = info->client_addr;
-    const void *raw;
-    if (sa->sa_family == AF_INET) raw = &((const struct sockaddr_in *)sa)->sin_addr;
-    else if (sa->sa_family == AF_INET6) raw = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-    else return -1;
-    return inet_ntop(sa->sa_family, raw, buffer, (socklen_t)length) == NULL ? -1 : 0;
+    if (sa->sa_family == AF_INET) {
+        /* By hand: glibc's inet_ntop formats IPv4 with sprintf, a measurable share of a small request. */
+        const unsigned char *octets = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+        char text[16];
+        size_t used = 0;
+        for (int i = 0; i < 4; i++) {
+            unsigned value = octets[i];
+            if (value >= 100) text[used++] = (char)('0' + value / 100);
+            if (value >= 10) text[used++] = (char)('0' + value / 10 % 10);
+            text[used++] = (char)('0' + value % 10);
+            if (i < 3) text[used++] = '.';
+        }
+        if (used + 1 > length) return -1;
+        memcpy(buffer, text, used);
+        buffer[used] = '\0';
+        return 0;
+    }
+    if (sa->sa_family != AF_INET6) return -1;
+    const void *raw = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    return inet_ntop(AF_INET6, raw, buffer, (socklen_t)length) == NULL ? -1 : 0;
 }
 
 int bridge_mhd_connection_socket(struct MHD_Connection *connection) {

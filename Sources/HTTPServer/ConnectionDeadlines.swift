@@ -34,7 +34,13 @@ final class ConnectionDeadlines: Sendable {
         self.logger = logger
     }
 
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// Monotonic nanoseconds. `clock_gettime` directly: `DispatchTime.now()` costs several times more, and a
+    /// request reads the clock four times.
+    static func now() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
 
     func opened(socket: Int32) -> TrackedConnection {
         let connection = TrackedConnection(socket: socket)
@@ -48,9 +54,9 @@ final class ConnectionDeadlines: Sendable {
     }
 
     /// A new connection, or the previous request on it is answered: the next headers are due.
-    func awaitHeaders(_ connection: TrackedConnection) {
+    func awaitHeaders(_ connection: TrackedConnection, now: UInt64 = ConnectionDeadlines.now()) {
         connection.phase.store(0, ordering: .relaxed)
-        connection.deadline.store(Self.now() + headerTimeout, ordering: .relaxed)
+        connection.deadline.store(now + headerTimeout, ordering: .relaxed)
     }
 
     /// Headers are in: the body (if any) is due.

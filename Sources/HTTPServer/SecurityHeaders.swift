@@ -40,8 +40,10 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
 
     private func apply(to headers: inout HTTPHeaders, isHTML: Bool, request: Request, setsCookie: Bool) {
         if isHTML { Self.addBrowserHeaders(to: &headers, contentSecurityPolicy: contentSecurityPolicy) }
-        let cookies = request.cookies
-        let carriesSession = setsCookie || request.bearerToken != nil || sessionCookieNames.contains { cookies[$0] != nil }
+        // One cookie looked up per session cookie name: building the request's whole cookie dictionary for
+        // every response showed in profiles.
+        let carriesSession = setsCookie || request.bearerToken != nil
+            || sessionCookieNames.contains { request.cookie($0) != nil }
         if carriesSession { headers.set("Cache-Control", "no-store") }
     }
 }
