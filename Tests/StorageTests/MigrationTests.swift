@@ -18,6 +18,29 @@ extension SQLiteStoreSpecifics {
             }
         }
 
+        @Test("a new database file gets 2 KiB pages; one made with another page size keeps it and works")
+        func pageSize() throws {
+            try withTemporarySQLiteStore { store, path throws in
+                #expect(try scalar("SELECT page_size AS value FROM pragma_page_size", in: path) == 2048)
+                let (user, _) = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.new"), now: t0) }
+                #expect(try store.read { try $0.user(id: user.id) } == user)
+            }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("page-size-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("bridge.sqlite3").path
+            do {
+                let older = try SQLiteConnection(path: path, setup: "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+                try older.executeScript("CREATE TABLE made_before (x); INSERT INTO made_before VALUES (1);")
+            }
+            let store = try SQLiteStore(path: path)
+            _ = try store.migrate()
+            #expect(try scalar("SELECT page_size AS value FROM pragma_page_size", in: path) == 4096)
+            let (user, _) = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.kept"), now: t0) }
+            #expect(try store.read { try $0.user(id: user.id) } == user)
+            #expect(try scalar("SELECT x AS value FROM made_before", in: path) == 1)
+        }
+
         @Test("a database at version 1 gets every later version and keeps its data")
         func fromVersionOne() throws {
             try withTemporarySQLiteStore(migrated: false) { store, path throws in
