@@ -103,7 +103,19 @@ public struct Request: Sendable {
 
     /// The media type of the body without parameters, lowercased (`application/json`).
     public var mediaType: String? {
-        guard let contentType = headers["Content-Type"] else { return nil }
+        guard var contentType = headers["Content-Type"] else { return nil }
+        // On bytes for the ASCII header every client sends (it is read once or twice per request); anything else
+        // the Unicode-aware way.
+        let ascii = contentType.withUTF8 { bytes -> String?? in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return .none }
+            var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+            guard end > start else { return .some(nil) }
+            let lowered = bytes[start..<end].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+            return .some(String(decoding: lowered, as: UTF8.self))
+        }
+        if let ascii { return ascii }
         let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces() } ?? ""
         return type.isEmpty ? nil : type.lowercased()
     }
