@@ -101,16 +101,19 @@ final class ParkedRequest: Sendable {
     }
 
     /// Stores the first outcome and resumes the connection if it is suspended; false when one was stored before.
+    /// The resume is called after the lock is let go: it wakes the connection's listener thread, whose first step
+    /// is to read the outcome under this lock, and while libmicrohttpd's resume ran inside it that thread waited
+    /// (about 1 % of a sign-in's CPU spun in the lock). Only the caller that stored the outcome resumes, once.
     fileprivate func finish(with outcome: Outcome) -> Bool {
-        state.withLock { state in
-            guard state.outcome == nil else { return false }
+        let (stored, mustResume) = state.withLock { state -> (Bool, Bool) in
+            guard state.outcome == nil else { return (false, false) }
             state.outcome = outcome
-            if state.isSuspended {
-                state.isSuspended = false
-                MHD_resume_connection(connection.pointer)
-            }
-            return true
+            let wasSuspended = state.isSuspended
+            state.isSuspended = false
+            return (true, wasSuspended)
         }
+        if mustResume { MHD_resume_connection(connection.pointer) }
+        return stored
     }
 }
 
