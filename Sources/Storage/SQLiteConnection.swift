@@ -61,8 +61,14 @@ final class SQLiteConnection {
     /// Result column name → index, per cached statement.
     private var columnIndexes: [OpaquePointer: [String: Int32]] = [:]
 
+    /// Process-wide settings, made once before the first connection opens (SQLite refuses them afterwards).
+    private static let processSettings: Void = {
+        _ = bridge_sqlite_disable_memory_statistics()
+    }()
+
     /// Opens (creating if needed) the database file and runs `setup` (pragmas).
     init(path: String, setup: String) throws {
+        _ = Self.processSettings
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &opened, flags, nil)
