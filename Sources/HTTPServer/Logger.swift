@@ -47,12 +47,58 @@ public struct Logger: Sendable {
             line.append(UInt8(ascii: "="))
             Logger.appendQuoted(value, to: &line)
         }
+        emit(line, level)
+    }
+
+    /// The line every request ends with, exactly as `log(.info, "request", [method, path, status, duration_ms,
+    /// aborted?])` writes it, without the general fields' overhead: it is most of what the server logs.
+    public func request(method: String, path: String, status: Int, microseconds: UInt64, aborted: Int? = nil) {
+        guard Level.info >= minimumLevel else { return }
+        var line: [UInt8] = []
+        line.reserveCapacity(192)
+        Logger.appendRaw("time=", to: &line)
+        Logger.appendTimestamp(to: &line)
+        Logger.appendRaw(" level=info event=request method=", to: &line)
+        Logger.appendQuoted(method, to: &line)
+        Logger.appendRaw(" path=", to: &line)
+        Logger.appendQuoted(path, to: &line)
+        Logger.appendRaw(" status=", to: &line)
+        Logger.appendDecimal(UInt64(max(0, status)), to: &line)
+        Logger.appendRaw(" duration_ms=", to: &line)
+        Logger.appendDecimal(microseconds / 1000, to: &line)
+        let fraction = microseconds % 1000
+        line.append(UInt8(ascii: "."))
+        line.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 100))
+        line.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 10 % 10))
+        line.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10))
+        if let aborted {
+            Logger.appendRaw(" aborted=", to: &line)
+            Logger.appendQuoted(String(aborted), to: &line)
+        }
+        emit(line, .info)
+    }
+
+    private func emit(_ line: [UInt8], _ level: Level) {
         if let sink {
             sink(String(decoding: line, as: UTF8.self))
         } else {
+            var line = line
             line.append(UInt8(ascii: "\n"))
             // Whole lines go into one buffer, so lines from different threads stay whole.
             StandardErrorLog.shared.append(line, urgent: level >= .warning)
+        }
+    }
+
+    static func appendDecimal(_ value: UInt64, to line: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // UInt64's 20 digits fit in 24 bytes
+        withUnsafeMutableBytes(of: &digits) { bytes in
+            var value = value, start = bytes.count
+            repeat {
+                start -= 1
+                bytes[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+                value /= 10
+            } while value > 0
+            line.append(contentsOf: bytes[start...])
         }
     }
 

@@ -98,3 +98,31 @@ struct LoggerCivilDateTests {
         #expect(mismatches.isEmpty, "\(mismatches.prefix(3))")
     }
 }
+
+@Suite("The request line")
+struct RequestLineTests {
+    /// Everything after the timestamp, which differs between two calls.
+    static func withoutTime(_ line: String) -> Substring { line.drop { $0 != " " } }
+
+    @Test("it reads exactly as the general log call writes it", arguments: [
+        ("GET", "/healthz", 200, UInt64(499), nil as Int?),
+        ("POST", "/apple_redirect", 303, 1_234_567, nil),
+        ("GET", "/a path\"with=quotes", 404, 0, 2),
+        ("", "", 0, 1000, nil),
+    ])
+    func sameAsGeneral(method: String, path: String, status: Int, microseconds: UInt64, aborted: Int?) throws {
+        let lines = LogLines()
+        let micros = "\(microseconds / 1000).\(String(microseconds % 1000 + 1000).dropFirst())"
+        if let aborted {
+            lines.logger.info("request", ["method": method, "path": path, "status": String(status),
+                                          "duration_ms": micros, "aborted": String(aborted)])
+        } else {
+            lines.logger.info("request", ["method": method, "path": path, "status": String(status), "duration_ms": micros])
+        }
+        lines.logger.request(method: method, path: path, status: status, microseconds: microseconds, aborted: aborted)
+        let written = lines.lines
+        #expect(written.count == 2)
+        #expect(Self.withoutTime(written[0]) == Self.withoutTime(written[1]))
+        #expect(written[1].contains(" duration_ms=\(micros)"))
+    }
+}
