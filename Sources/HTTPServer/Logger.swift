@@ -35,11 +35,11 @@ public struct Logger: Sendable {
         guard level >= minimumLevel else { return }
         var line: [UInt8] = []
         line.reserveCapacity(256)
-        Logger.appendRaw("time=", to: &line)
+        Logger.appendLiteral("time=", to: &line)
         Logger.appendTimestamp(to: &line)
-        Logger.appendRaw(" level=", to: &line)
+        Logger.appendLiteral(" level=", to: &line)
         Logger.appendRaw(level.name, to: &line)
-        Logger.appendRaw(" event=", to: &line)
+        Logger.appendLiteral(" event=", to: &line)
         Logger.appendQuoted(event, to: &line)
         for (key, value) in fields {
             line.append(UInt8(ascii: " "))
@@ -47,7 +47,7 @@ public struct Logger: Sendable {
             line.append(UInt8(ascii: "="))
             Logger.appendQuoted(value, to: &line)
         }
-        emit(line, level)
+        emit(&line, level)
     }
 
     /// The line every request ends with, exactly as `log(.info, "request", [method, path, status, duration_ms,
@@ -56,15 +56,15 @@ public struct Logger: Sendable {
         guard Level.info >= minimumLevel else { return }
         var line: [UInt8] = []
         line.reserveCapacity(192)
-        Logger.appendRaw("time=", to: &line)
+        Logger.appendLiteral("time=", to: &line)
         Logger.appendTimestamp(to: &line)
-        Logger.appendRaw(" level=info event=request method=", to: &line)
+        Logger.appendLiteral(" level=info event=request method=", to: &line)
         Logger.appendQuoted(method, to: &line)
-        Logger.appendRaw(" path=", to: &line)
+        Logger.appendLiteral(" path=", to: &line)
         Logger.appendQuoted(path, to: &line)
-        Logger.appendRaw(" status=", to: &line)
+        Logger.appendLiteral(" status=", to: &line)
         Logger.appendDecimal(UInt64(max(0, status)), to: &line)
-        Logger.appendRaw(" duration_ms=", to: &line)
+        Logger.appendLiteral(" duration_ms=", to: &line)
         Logger.appendDecimal(microseconds / 1000, to: &line)
         let fraction = microseconds % 1000
         line.append(UInt8(ascii: "."))
@@ -72,17 +72,16 @@ public struct Logger: Sendable {
         line.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 10 % 10))
         line.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10))
         if let aborted {
-            Logger.appendRaw(" aborted=", to: &line)
+            Logger.appendLiteral(" aborted=", to: &line)
             Logger.appendQuoted(String(aborted), to: &line)
         }
-        emit(line, .info)
+        emit(&line, .info)
     }
 
-    private func emit(_ line: [UInt8], _ level: Level) {
+    private func emit(_ line: inout [UInt8], _ level: Level) {
         if let sink {
             sink(String(decoding: line, as: UTF8.self))
         } else {
-            var line = line
             line.append(UInt8(ascii: "\n"))
             // Whole lines go into one buffer, so lines from different threads stay whole.
             StandardErrorLog.shared.append(line, urgent: level >= .warning)
@@ -98,8 +97,14 @@ public struct Logger: Sendable {
                 bytes[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
                 value /= 10
             } while value > 0
-            line.append(contentsOf: bytes[start...])
+            line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start...]))
         }
+    }
+
+    /// A literal's bytes, copied from where the compiler put them: a short `String` is copied out of its inline
+    /// storage again by `withUTF8`, for every piece of every line.
+    static func appendLiteral(_ text: StaticString, to line: inout [UInt8]) {
+        line.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Writes out the lines to standard error that are still buffered (see `StandardErrorLog`); call it before
