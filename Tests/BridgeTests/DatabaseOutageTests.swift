@@ -39,11 +39,13 @@ struct DatabaseOutageTests {
 
     /// Starts the fault server and returns once it accepts connections. On a very busy machine `pg_ctl start` may
     /// give up waiting while the server is still coming up, so readiness is what counts.
+    /// A start that failed outright (the port briefly held by another socket) is tried again every 5 s.
     static func startAndWait(_ admin: PostgresURL) throws {
-        let started = Result { try faultServer("start") }
-        for _ in 0..<120 {
+        var started = Result { try faultServer("start") }
+        for attempt in 1...120 {
             if (try? PostgresConnection(conninfo: admin.connectionString, defaults: ["connect_timeout": "2"])) != nil { return }
             Thread.sleep(forTimeInterval: 0.5)
+            if attempt % 10 == 0, case .failure = started { started = Result { try faultServer("start") } }
         }
         try started.get()
         throw TestFailure("the fault server did not come back within 60 s")
