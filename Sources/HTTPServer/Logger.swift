@@ -83,7 +83,7 @@ public struct Logger: Sendable {
             sink(String(decoding: line, as: UTF8.self))
         } else {
             line.append(UInt8(ascii: "\n"))
-            // Whole lines go into one buffer, so lines from different threads stay whole.
+            // Whole lines go into the thread's buffer, so lines from different threads stay whole.
             StandardErrorLog.shared.append(line, urgent: level >= .warning)
         }
     }
