@@ -20,7 +20,7 @@ final class RelyingParty {
     let clientsFile: String
     let verifier = SecureRandom.base64URLToken(byteCount: 32)
 
-    init(settings: [String: String] = [:], signInRequestsPerMinute: Int = 6000) throws {
+    init(settings: [String: String] = [:], signInRequestsPerMinute: Int = 6000, listener: ServerConfiguration? = nil) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("clients-\(UUID().uuidString).json").path
         let clients = """
             [{"client_id": "\(Self.publicClient)", "name": "Android app", "redirect_uris": ["\(Self.appRedirect)", "http://127.0.0.1/callback"]},
@@ -30,7 +30,7 @@ final class RelyingParty {
         try clients.write(toFile: file, atomically: true, encoding: .utf8)
         clientsFile = file
         harness = try BridgeHarness(["BRIDGE_CLIENTS_FILE": file].merging(settings) { _, new in new },
-                                    signInRequestsPerMinute: signInRequestsPerMinute)
+                                    signInRequestsPerMinute: signInRequestsPerMinute, listener: listener)
         browser = TestBrowser(harness)
     }
 

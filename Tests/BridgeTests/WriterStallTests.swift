@@ -1,7 +1,9 @@
+import AppleIDSimulator
 import Bridge
 import Foundation
 import HTTPServer
 import JSON
+import OpenIDProvider
 import Storage
 import Synchronization
 import Testing
@@ -108,5 +110,101 @@ struct WriterStallTests {
         let signedIn = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(token), "nonce": .string(issued[0])]))
         #expect(signedIn.status == 200)
         #expect(signedIn.body["refreshToken"]?.stringValue?.isEmpty == false)
+    }
+
+    @Test("with one listener thread and the writer stalled, account deletions, an Apple notification and the OpenID provider's authorize, callbacks and revocation wait without holding it, then complete")
+    func rarerWritesFreeTheListener() throws {
+        var listener = ServerConfiguration()
+        listener.threadPoolSize = 1
+        let party = try RelyingParty(listener: listener)
+        let harness = party.harness
+        let port = harness.port
+        // Prepared before the stall: a person on the web and an app user, both about to delete their accounts;
+        // a user whom Apple's notification concerns; OpenID sign-ins back from Apple (one cancelled); tokens to revoke.
+        let webUser = TestBrowser(harness)
+        #expect(try webUser.signIn(user: .ada).status == 303)
+        let session = HTMLDocument(try webUser.get("/session").text)
+        let csrf = try #require(session.formFields("//form[@action='/account/delete']").first { $0.name == "csrf" }?.value)
+        let confirmation = try webUser.post("/account/delete", form: [("csrf", csrf)])
+        let confirmFields = HTMLDocument(confirmation.text).formFields("//form[@action='/account/delete']").map { ($0.name, $0.value) }
+        #expect(confirmFields.value("confirm") == "yes")
+        let appToken = try harness.token(audience: BridgeHarness.bundleID, subject: "001234.deleting.app", nonce: nil)
+        let app = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(appToken)]))
+        let access = try #require(app.body["accessToken"]?.stringValue)
+        let notified = TestBrowser(harness)
+        #expect(try notified.signIn(user: .grace).status == 303)
+        let notification = try harness.simulator.mintNotification(type: "consent-revoked", subject: SimulatedUser.grace.sub,
+                                                                  audience: BridgeHarness.servicesID)
+        func backFromApple(cancel: Bool) throws -> PreparedCallback {
+            let browser = TestBrowser(harness)
+            let start = try browser.get(party.authorizePath())
+            let appleURL = try #require(start.header("Location"))
+            let login = TestBrowser.LoginPage(state: "", nonce: "", authorizeURL: appleURL, document: HTMLDocument(""))
+            return PreparedCallback(browser: browser, fields: try browser.authorizeAtApple(login, cancel: cancel))
+        }
+        let oidcSignIn = try backFromApple(cancel: false)
+        let oidcCancel = try backFromApple(cancel: true)
+        let refresh = try #require(try party.redeem(try party.code()).body["refresh_token"]?.stringValue)
+
+        let writer = StalledWriter(harness.app.store)
+        let group = DispatchGroup()
+        let answers = Mutex<[String: RawHTTPResponse]>([:])
+        func send(_ name: String, _ request: @escaping @Sendable () throws -> RawHTTPResponse) {
+            inThread(group) {
+                guard let response = try? request() else { return }  // a failed request stays missing below
+                answers.withLock { $0[name] = response }
+            }
+        }
+        let webDeletion = PreparedCallback(browser: webUser, fields: confirmFields)
+        send("web deletion") { try webDeletion.browser.post("/account/delete", form: webDeletion.fields) }
+        send("api deletion") {
+            try RawHTTPClient.request(port: port, method: "DELETE", path: "/api/me", headers: [("Authorization", "Bearer \(access)")])
+        }
+        send("notification") {
+            try RawHTTPClient.request(port: port, method: "POST", path: "/apple/notifications",
+                                      headers: [("Content-Type", "application/json")], body: notification)
+        }
+        let authorizePath = party.authorizePath()
+        send("authorize") { try RawHTTPClient.request(port: port, path: authorizePath) }
+        send("oidc sign-in") { try oidcSignIn.browser.post("/apple_redirect", form: oidcSignIn.fields) }
+        send("oidc cancel") { try oidcCancel.browser.post("/apple_redirect", form: oidcCancel.fields) }
+        send("revoke") {
+            try RawHTTPClient.request(port: port, method: "POST", path: ProviderEndpoints.revocation,
+                                      headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                      body: FormFields([("token", refresh), ("client_id", RelyingParty.publicClient)]).urlEncoded)
+        }
+        let deadline = Date() + 10
+        while harness.server.http.inFlightRequests < 7, Date() < deadline { usleep(1_000) }
+        #expect(harness.server.http.inFlightRequests == 7)
+
+        let health = try timings(40) {
+            let response = try RawHTTPClient.request(port: port, path: "/healthz")
+            if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
+        }
+        #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
+        #expect(answers.withLock { $0.isEmpty }, "answered before the writer was free: \(answers.withLock { Array($0.keys) })")
+
+        writer.release()
+        group.wait()
+        let answered = answers.withLock { $0 }
+        #expect(answered["web deletion"]?.status == 200)
+        #expect(try webUser.get("/session").status == 303)
+        #expect(answered["api deletion"]?.status == 200)
+        #expect(try harness.api("/api/me", method: "GET", bearer: access).status == 401)
+        let applied = answered["notification"].flatMap { try? JSONValue.parse($0.body) }
+        #expect(answered["notification"]?.status == 200 && applied?["status"]?.stringValue == "applied")
+        #expect(try notified.get("/session").status == 303)  // consent revoked: signed out
+        #expect(answered["authorize"]?.status == 303)
+        #expect(answered["authorize"]?.header("Location")?.hasPrefix("http://127.0.0.1:\(harness.simulatorPort)/") == true)
+        let toClient = try #require(answered["oidc sign-in"])
+        #expect(toClient.status == 303)
+        let code = try #require(RelyingParty.parameters(toClient)["code"])
+        #expect(try party.redeem(code).status == 200)  // the code stored while the request waited is redeemable
+        let cancelled = try #require(answered["oidc cancel"])
+        #expect(cancelled.status == 303 && RelyingParty.parameters(cancelled)["error"] == "access_denied")
+        #expect(answered["revoke"]?.status == 200)
+        let afterRevocation = try party.token([("grant_type", "refresh_token"), ("refresh_token", refresh),
+                                               ("client_id", RelyingParty.publicClient)])
+        #expect(afterRevocation.body["error"] == "invalid_grant")
     }
 }

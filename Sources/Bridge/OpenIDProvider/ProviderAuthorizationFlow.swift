@@ -20,8 +20,10 @@ struct ProviderAuthorizationFlow: Sendable {
     let metrics: Metrics
     let logger: Logger
 
-    /// `GET /oauth/authorize`.
+    /// `GET /oauth/authorize`. The rate limit's bucket and the login attempt are written in one transaction, and the
+    /// listener thread serves other connections while it waits for its commit.
     func authorize(_ request: Request) throws -> Response {
+        if let rest = request.takeResumedWork() { return try rest() }
         let authorization: AuthorizationRequest
         do {
             authorization = try AuthorizationRequest.validate({ request.query[$0] }, clients: configuration.clients)
@@ -38,15 +40,17 @@ struct ProviderAuthorizationFlow: Sendable {
                                                             "error_description": "Sign in with Apple is not configured for the web"],
                             state: authorization.state)
         }
-        try rateLimit.admit(request)
-        return try startAppleSignIn(authorization, servicesID: servicesID)
+        return try startAppleSignIn(request, authorization, servicesID: servicesID)
     }
 
-    private func startAppleSignIn(_ authorization: AuthorizationRequest, servicesID: String) throws -> Response {
+    private func startAppleSignIn(_ request: Request, _ authorization: AuthorizationRequest,
+                                  servicesID: String) throws -> Response {
         let now = clock.now
         let (state, nonce, binding) = (SecretTokens.random(), SecretTokens.random(), SecretTokens.random())
         let stateHash = SecretTokens.digest(state)
-        try store.write { transaction in
+        let admission = rateLimit.admission(of: request)
+        return try request.answer(afterWriting: { transaction in
+            try admission.admit(in: transaction)
             try transaction.insertLoginAttempt(LoginAttempt(
                 state: stateHash, nonce: nonce, bindingHash: SecretTokens.digest(binding), createdAt: now,
                 expiresAt: now.addingTimeInterval(LoginPage.attemptLifetime), consumedAt: nil))
@@ -54,45 +58,52 @@ struct ProviderAuthorizationFlow: Sendable {
                 stateHash: stateHash, clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
                 clientState: authorization.state, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
                 scope: authorization.scopes.joined(separator: " "), createdAt: now))
+        }, to: store) { [self] in
+            var response = Response.redirect(to: login.authorizeURL(state: state, nonce: nonce, clientID: servicesID))
+            // The same binding cookie as /login sets: Apple's form_post must come back in this browser.
+            response.setCookie(LoginPage.bindingCookie(configuration.cookieNames, state: state, binding: binding))
+            response.headers.set("Cache-Control", "no-store")
+            metrics.increment("bridge_oidc_authorizations_started_total", ["client_id": authorization.client.clientID])
+            return response
         }
-        var response = Response.redirect(to: login.authorizeURL(state: state, nonce: nonce, clientID: servicesID))
-        // The same binding cookie as /login sets: Apple's form_post must come back in this browser.
-        response.setCookie(LoginPage.bindingCookie(configuration.cookieNames, state: state, binding: binding))
-        response.headers.set("Cache-Control", "no-store")
-        metrics.increment("bridge_oidc_authorizations_started_total", ["client_id": authorization.client.clientID])
-        return response
     }
 
-    /// After a verified sign-in whose login attempt belongs to a provider authorization: the redirect that hands the
-    /// client its code.
-    func completion(_ authorization: ProviderAuthorization, userID: Int64) throws -> Response {
+    /// After a verified sign-in whose login attempt belongs to a provider authorization: answers with
+    /// `answer(the redirect that hands the client its code)` once the code is stored. The listener thread is not held
+    /// meanwhile; this runs inside a resumed request's work, which may suspend again.
+    func completion(_ request: Request, _ authorization: ProviderAuthorization, userID: Int64,
+                    then answer: @escaping @Sendable (Response) throws -> Response) throws -> Response {
         let now = clock.now
         let code = SecretTokens.random()
-        try store.write {
+        return try request.answer(afterWriting: {
             try $0.insertAuthorizationCode(AuthorizationCodeRecord(
                 codeHash: SecretTokens.digest(code), clientID: authorization.clientID, redirectURI: authorization.redirectURI,
                 codeChallenge: authorization.codeChallenge, scope: authorization.scope, nonce: authorization.nonce,
                 userID: userID, authTime: now, createdAt: now, expiresAt: now.addingTimeInterval(Self.codeLifetime)))
+        }, to: store) { [self] in
+            metrics.increment("bridge_oidc_codes_issued_total", ["client_id": authorization.clientID])
+            logger.info("oidc_code_issued", ["client_id": authorization.clientID, "user_id": String(userID)])
+            return try answer(redirect(to: authorization.redirectURI, ["code": code], state: authorization.clientState))
         }
-        metrics.increment("bridge_oidc_codes_issued_total", ["client_id": authorization.clientID])
-        logger.info("oidc_code_issued", ["client_id": authorization.clientID, "user_id": String(userID)])
-        return redirect(to: authorization.redirectURI, ["code": code], state: authorization.clientState)
     }
 
     /// Apple reported an error (the person cancelled): when the attempt belongs to a provider authorization, the
-    /// client hears `access_denied` on its redirect URI; nil otherwise.
-    func appleError(_ fields: FormFields, appleError: String) throws -> Response? {
+    /// client hears `access_denied` on its redirect URI (once the attempt is spent; the listener thread is not held
+    /// while that waits for its commit); nil otherwise.
+    func appleError(_ request: Request, _ fields: FormFields, appleError: String) throws -> Response? {
         guard let state = fields["state"], !state.isEmpty else { return nil }
         let stateHash = SecretTokens.digest(state)
         guard let authorization = try store.read({ try $0.providerAuthorization(stateHash: stateHash) }) else { return nil }
-        guard try store.write({ try $0.consumeLoginAttempt(state: stateHash, now: clock.now) }) else {
-            throw SignInFailure.loginAttemptAlreadyUsed
+        let now = clock.now
+        return try request.answer(afterWriting: { try $0.consumeLoginAttempt(state: stateHash, now: now) }, to: store) {
+            [self] consumed in
+            guard consumed else { throw SignInFailure.loginAttemptAlreadyUsed }
+            let cancelled = appleError == AppleOAuthError.userCancelledAuthorize.rawValue
+            let (error, description) = cancelled ? ("access_denied", "the person cancelled Sign in with Apple")
+                : ("server_error", "Sign in with Apple did not complete")
+            return redirect(to: authorization.redirectURI, ["error": error, "error_description": description],
+                            state: authorization.clientState)
         }
-        let cancelled = appleError == AppleOAuthError.userCancelledAuthorize.rawValue
-        let (error, description) = cancelled ? ("access_denied", "the person cancelled Sign in with Apple")
-            : ("server_error", "Sign in with Apple did not complete")
-        return redirect(to: authorization.redirectURI, ["error": error, "error_description": description],
-                        state: authorization.clientState)
     }
 
     /// A 303 to the client's (already validated) redirect URI with `iss` (RFC 9207) and the client's `state`.

@@ -32,23 +32,27 @@ struct ProviderUserinfo: Sendable {
 
     /// Revokes a refresh token's family (and its session) or an access token's session, when they belong to the
     /// calling client. Answers 200 whatever the token was, as RFC 7009 §2.2 asks.
+    /// The listener thread serves other connections while the write waits for its commit.
     func revoke(_ request: Request) throws -> Response {
+        if let rest = request.takeResumedWork() { return try rest() }
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         let client = try clientAuthentication.authenticate(request, form)
         guard let token = form["token"], !token.isEmpty else { throw OAuthRefusal.invalidRequest("token is missing") }
         let now = clock.now
-        if let claims = accessTokens.verify(token, now: now) {
-            if claims.clientID == client.clientID { _ = try store.write { try $0.deleteSession(idHash: claims.sessionIDHash) } }
-        } else {
-            try store.write { transaction in
-                guard let family = try transaction.refreshTokenFamily(tokenHash: SecretTokens.digest(token)),
-                      try transaction.providerGrant(familyID: family)?.clientID == client.clientID else { return }
-                try transaction.revokeRefreshFamily(family)
+        let (clientID, accessClaims) = (client.clientID, accessTokens.verify(token, now: now))
+        return try request.answer(afterWriting: { transaction in
+            if let claims = accessClaims {
+                if claims.clientID == clientID { _ = try transaction.deleteSession(idHash: claims.sessionIDHash) }
+                return
             }
+            guard let family = try transaction.refreshTokenFamily(tokenHash: SecretTokens.digest(token)),
+                  try transaction.providerGrant(familyID: family)?.clientID == clientID else { return }
+            try transaction.revokeRefreshFamily(family)
+        }, to: store) { [logger] in
+            logger.info("oidc_token_revoked", ["client_id": clientID])
+            var response = Response(status: 200)
+            response.headers.set("Cache-Control", "no-store")
+            return response
         }
-        logger.info("oidc_token_revoked", ["client_id": client.clientID])
-        var response = Response(status: 200)
-        response.headers.set("Cache-Control", "no-store")
-        return response
     }
 }

@@ -22,7 +22,9 @@ struct AppleNotifications: Sendable {
     let metrics: Metrics
     let logger: Logger
 
+    /// The listener thread is not held while the notification's write waits for its commit.
     func receive(_ request: Request) throws -> Response {
+        if let rest = request.takeResumedWork() { return try rest() }
         try AppleCalls.leaveListener(request, if: !verifier.verifiesWithoutFetching(request.body))
         let notification: AppleServerNotification
         do {
@@ -33,10 +35,12 @@ struct AppleNotifications: Sendable {
             throw APIError.notificationRejected(error)
         }
         let now = clock.now
-        let result = try store.write { try apply(notification, in: $0, now: now) }
-        metrics.increment("bridge_notifications_total", ["result": result.rawValue])
-        logger.info("notification", ["type": notification.type.rawValue, "result": result.rawValue])
-        return .json(JSONValue.object(["status": .string(result.rawValue)]).serialized())
+        return try request.answer(afterWriting: { [self] in try apply(notification, in: $0, now: now) }, to: store) {
+            [metrics, logger] result in
+            metrics.increment("bridge_notifications_total", ["result": result.rawValue])
+            logger.info("notification", ["type": notification.type.rawValue, "result": result.rawValue])
+            return .json(JSONValue.object(["status": .string(result.rawValue)]).serialized())
+        }
     }
 
     private func apply(_ notification: AppleServerNotification, in transaction: any StoreTransaction, now: Date) throws -> Result {

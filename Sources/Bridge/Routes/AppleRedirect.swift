@@ -44,7 +44,7 @@ struct AppleRedirect: Sendable {
     func finish(_ request: Request, _ fields: FormFields) throws -> Response {
         if let signedIn = request.takeResumedWork() { return try signedIn() }
         if let error = fields["error"], !error.isEmpty {
-            if let toClient = try provider.appleError(fields, appleError: error) { return toClient }
+            if let toClient = try provider.appleError(request, fields, appleError: error) { return toClient }
             return try appleReportedError(error)
         }
         let (attempt, authorization) = try liveAttempt(fields)
@@ -77,15 +77,21 @@ struct AppleRedirect: Sendable {
         // The listener thread serves other connections while the transaction waits for its group commit.
         return try request.answer(afterStarting: { try signInService.startSignIn(signIn, completion: $0) }) { [self] outcome in
             let signedIn = try signInService.completeSignIn(signIn, outcome)
-            return try signedInResponse(request, signedIn, attempt: attempt, authorization: authorization)
+            guard let authorization else {
+                let destination = returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL
+                return signedInResponse(request, signedIn, attempt: attempt, .redirect(to: destination))
+            }
+            // An OpenID client's sign-in: its code is stored next, and the request suspends once more meanwhile.
+            return try provider.completion(request, authorization, userID: signedIn.user.id) { [self] toClient in
+                signedInResponse(request, signedIn, attempt: attempt, toClient)
+            }
         }
     }
 
-    /// Where a finished sign-in goes, with its session cookie, and the attempt's cookies expired.
+    /// `response` (where a finished sign-in goes) with the session cookie, and the attempt's cookies expired.
     func signedInResponse(_ request: Request, _ signedIn: SignedIn, attempt: LoginAttempt,
-                          authorization: ProviderAuthorization?) throws -> Response {
-        var response = try authorization.map { try provider.completion($0, userID: signedIn.user.id) }
-            ?? .redirect(to: returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL)
+                          _ response: Response) -> Response {
+        var response = response
         response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))
         response.setCookie(.expired(sessions.cookieNames.binding(forStateDigest: attempt.state), path: "/", sameSite: .none))
         if request.cookie(ReturnDestination.cookieName(forStateDigest: attempt.state)) != nil {

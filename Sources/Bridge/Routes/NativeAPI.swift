@@ -150,8 +150,9 @@ struct NativeAPI: Sendable {
     }
 
     func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
-        let result = try accountDeletion.deleteAccount(userID: caller.user.id, request: request)
-        return .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
+        try accountDeletion.deleteAccount(userID: caller.user.id, request: request) { result in
+            .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
+        }
     }
 
     func tokenResponse(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) throws -> Response {

@@ -62,12 +62,13 @@ struct SessionPages: Sendable {
             if let email = visit.user.email { userContext["email"] = .string(email) }
             return pages.render("account-delete", ["csrfToken": .string(visit.csrfToken), "user": .object(userContext)])
         }
-        let result = try accountDeletion.deleteAccount(userID: visit.user.id, request: request)
-        var response = pages.render("account-deleted", [
-            "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
-            "nothingToRevoke": .bool(result == .none),
-        ])
-        response.setCookie(.expired(cookieNames.session))
-        return response
+        return try accountDeletion.deleteAccount(userID: visit.user.id, request: request) { [pages, cookieNames] result in
+            var response = pages.render("account-deleted", [
+                "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
+                "nothingToRevoke": .bool(result == .none),
+            ])
+            response.setCookie(.expired(cookieNames.session))
+            return response
+        }
     }
 }

@@ -6,7 +6,7 @@ import Storage
 /// Account deletion: revoke at Apple, then delete everything of the user. A revocation Apple does not accept
 /// now is queued (still encrypted) and retried with backoff until it is: never silently dropped.
 struct AccountDeletion: Sendable {
-    enum RevocationResult: String {
+    enum RevocationResult: String, Sendable {
         case revoked, queued, none
     }
 
@@ -17,9 +17,12 @@ struct AccountDeletion: Sendable {
     let metrics: Metrics
     let logger: Logger
 
-    /// Deletes the user after trying to revoke their Apple token; returns what happened at Apple. On a listener
-    /// thread, a revocation that would call Apple first moves the request off it (`OffListenerRequired`).
-    func deleteAccount(userID: Int64, request: Request) throws -> RevocationResult {
+    /// Deletes the user after trying to revoke their Apple token, then answers with `answer(what happened at
+    /// Apple)`. On a listener thread, a revocation that would call Apple first moves the request off it
+    /// (`OffListenerRequired`), and the listener is not held while the deletion waits for its commit (the handler
+    /// must begin with `Request.takeResumedWork()`).
+    func deleteAccount(userID: Int64, request: Request,
+                       then answer: @escaping @Sendable (RevocationResult) throws -> Response) throws -> Response {
         let record = try store.read { try $0.appleToken(userID: userID) }
         try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
         var result = RevocationResult.none
@@ -35,16 +38,18 @@ struct AccountDeletion: Sendable {
             }
         }
         let now = clock.now
-        try store.write { transaction in
+        let revocation = result
+        return try request.answer(afterWriting: { [queue] transaction in
             if let queue {
                 _ = try transaction.enqueueRevocation(clientID: queue.clientID, encryptedToken: queue.encryptedRefreshToken,
                                                       tokenTypeHint: "refresh_token", now: now)
             }
             try transaction.deleteUser(id: userID)
+        }, to: store) { [metrics, logger] in
+            metrics.increment("bridge_accounts_deleted_total", ["apple_revocation": revocation.rawValue])
+            logger.info("account_deleted", ["user_id": String(userID), "apple_revocation": revocation.rawValue])
+            return try answer(revocation)
         }
-        metrics.increment("bridge_accounts_deleted_total", ["apple_revocation": result.rawValue])
-        logger.info("account_deleted", ["user_id": String(userID), "apple_revocation": result.rawValue])
-        return result
     }
 
     /// One pass of the revocation queue; returns how many revocations completed.

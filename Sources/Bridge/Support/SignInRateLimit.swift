@@ -21,12 +21,6 @@ struct SignInRateLimit: Sendable {
         self.clientAddresses = clientAddresses
     }
 
-    /// Throws `RateLimited` beyond the limit, and the store's error when the database cannot be asked.
-    func admit(_ request: Request) throws {
-        let admission = admission(of: request)
-        try store.write { try admission.admit(in: $0) }
-    }
-
     /// Admits the request, then answers with `next()`; the listener thread is not held while the bucket's write
     /// waits for its commit (the handler, or a wrapper around it, must begin with `Request.takeResumedWork()`).
     func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Response) throws -> Response {
