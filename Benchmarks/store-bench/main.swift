@@ -54,7 +54,7 @@ func signIn(_ index: Int, store: any Store) throws {
         guard try transaction.consumeLoginAttempt(state: "state-\(index)", now: now) else {
             fatalError("attempt \(index) not consumed")
         }
-        guard try transaction.recordIdentityTokenUse(tokenHash: "token-\(index)", expiresAt: now + 600, now: now) else {
+        guard try transaction.recordIdentityTokenUse(tokenHash: "token-\(index)", tokenExpiresAt: now + 540, expiresAt: now + 600, now: now) else {
             fatalError("token \(index) replayed")
         }
         let sub = index % 3 == 0 ? "returning-\(index % 1_000)" : "user-\(index)"

@@ -177,5 +177,8 @@ enum PostgresMigrations {
         // SQLite's version 8 turns its digest-keyed tables into WITHOUT ROWID tables; PostgreSQL's tables are
         // heaps with a primary-key index either way. Kept so both backends share one version sequence.
         Migration(version: 8, sql: "SELECT 1"),
+        // SQLite's version 9 keys used identity tokens by expiry first, so that inserts land on the last pages of
+        // its B-tree; PostgreSQL appends rows to a heap in arrival order whatever the key. Same version sequence.
+        Migration(version: 9, sql: "SELECT 1"),
     ]
 }

@@ -26,7 +26,8 @@ extension PostgresTransaction {
 
     // MARK: - Identity tokens
 
-    func recordIdentityTokenUse(tokenHash: String, expiresAt: Date, now: Date) throws -> Bool {
+    /// Keyed by the digest alone: PostgreSQL stores rows in a heap in arrival order whatever the key.
+    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool {
         // The upsert changes nothing (0 rows) exactly when an unexpired record exists.
         try run("""
             INSERT INTO used_identity_tokens (token_hash, expires_at) VALUES ($1, $2)

@@ -216,5 +216,21 @@ enum SQLiteMigrations {
             ALTER TABLE used_identity_tokens_keyed RENAME TO used_identity_tokens;
             CREATE INDEX used_identity_tokens_expires_at ON used_identity_tokens (expires_at);
             """, rebuildsReferencedTable: true),
+        // Used identity tokens keyed by the token's own `exp` first, then its digest: tokens arrive about in the order
+        // they expire, so a sign-in's record lands on the last pages of one B-tree instead of a random page of the
+        // digest-keyed table and another of its expiry index: one B-tree fewer per sign-in (in `scripts/bench signin`
+        // at 256 connections the writer's CPU per sign-in fell from a median 47 to 43 µs over seven alternating runs,
+        // within this machine's noise for throughput). The `exp` claim is part of the token, so the
+        // key of a replay is the key of the first use whatever the leeway. `expires_at` is until when a replay is
+        // refused. Records made before this version stay in `used_identity_tokens` until they expire, and are still
+        // checked.
+        Migration(version: 9, sql: """
+            CREATE TABLE identity_token_uses (
+                token_expires_at INTEGER NOT NULL,
+                token_hash TEXT NOT NULL,
+                expires_at INTEGER NOT NULL,
+                PRIMARY KEY (token_expires_at, token_hash)
+            ) WITHOUT ROWID;
+            """),
     ]
 }

@@ -27,13 +27,18 @@ extension SQLiteTransaction {
 
     // MARK: - Identity tokens
 
-    func recordIdentityTokenUse(tokenHash: String, expiresAt: Date, now: Date) throws -> Bool {
+    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool {
+        // A record from before migration 9, in the table keyed by digest alone (empty once those have expired).
+        let earlier = try connection.query("""
+            SELECT 1 AS found FROM used_identity_tokens WHERE token_hash = ?1 AND expires_at > ?2
+            """, [.text(tokenHash), .date(now)]) { try $0.requiredInteger("found") }
+        guard earlier.isEmpty else { return false }
         // The upsert changes nothing (0 rows) exactly when an unexpired record exists.
         let changed = try connection.run("""
-            INSERT INTO used_identity_tokens (token_hash, expires_at) VALUES (?1, ?2)
-            ON CONFLICT (token_hash) DO UPDATE SET expires_at = excluded.expires_at
-            WHERE used_identity_tokens.expires_at <= ?3
-            """, [.text(tokenHash), .date(expiresAt), .date(now)])
+            INSERT INTO identity_token_uses (token_expires_at, token_hash, expires_at) VALUES (?1, ?2, ?3)
+            ON CONFLICT (token_expires_at, token_hash) DO UPDATE SET expires_at = excluded.expires_at
+            WHERE identity_token_uses.expires_at <= ?4
+            """, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)])
         return changed == 1
     }
 

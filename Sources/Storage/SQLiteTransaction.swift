@@ -136,6 +136,9 @@ struct SQLiteTransaction: StoreTransaction {
         for table in expiring {
             deleted += try connection.run("DELETE FROM \(table) WHERE expires_at <= ?", [.date(now)])
         }
+        // A refusal lasts past the token's own expiry (the leeway), never less: the key's range bounds the scan.
+        deleted += try connection.run(
+            "DELETE FROM identity_token_uses WHERE token_expires_at <= ?1 AND expires_at <= ?1", [.date(now)])
         deleted += try connection.run(
             "DELETE FROM apple_notifications WHERE received_at <= ?",
             [.date(now.addingTimeInterval(-StoreRetention.notificationIDs))])

@@ -39,10 +39,11 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     func insertAPINonce(_ nonce: APINonce) throws
     /// Atomic like `consumeLoginAttempt`: `.consumed` for exactly one caller.
     func consumeAPINonce(_ nonce: String, now: Date) throws -> APINonceOutcome
-    /// Remembers an accepted identity token (by hash) until it expires. True the first
+    /// Remembers an accepted identity token (by hash) until `expiresAt`. True the first
     /// time; false while an earlier, unexpired record exists (a replay). An expired
-    /// record is replaced.
-    func recordIdentityTokenUse(tokenHash: String, expiresAt: Date, now: Date) throws -> Bool
+    /// record is replaced. `tokenExpiresAt` is the token's own `exp` claim: the same
+    /// for every use of one token.
+    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool
     /// Throws `.conflict` unless the session exists and belongs to `token.userID`.
     func insertRefreshToken(_ token: RefreshToken) throws
     /// Atomic: of concurrent callers presenting the same token, exactly one gets

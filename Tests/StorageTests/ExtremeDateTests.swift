@@ -11,10 +11,10 @@ extension StoreBehaviour {
         func hugeTokenExpiry() throws {
             try withTemporaryStore { store, _ throws in
                 let first = try store.write {
-                    try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: Self.farFuture, now: t0)
+                    try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: Self.farFuture, now: t0)
                 }
                 let replay = try store.write {
-                    try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: Self.farFuture, now: t0 + 1)
+                    try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: Self.farFuture, now: t0 + 1)
                 }
                 #expect(first)
                 #expect(!replay)
@@ -45,13 +45,13 @@ extension StoreBehaviour {
         func notANumber() throws {
             try withTemporaryStore { store, _ throws in
                 let error = #expect(throws: StoreError.self) {
-                    try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: Date(timeIntervalSince1970: .nan), now: t0) }
+                    try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: Date(timeIntervalSince1970: .nan), now: t0) }
                 }
                 guard case .invalidArgument = error else {
                     Issue.record("expected invalidArgument, got \(String(describing: error))")
                     return
                 }
-                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 60, now: t0) })
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 60, now: t0) })
             }
         }
     }

@@ -12,8 +12,8 @@ extension StoreBehaviour {
                 try store.write { tx in
                     try tx.insertAPINonce(apiNonce("old", lifetime: 60))
                     try tx.insertAPINonce(apiNonce("fresh", lifetime: 600))
-                    _ = try tx.recordIdentityTokenUse(tokenHash: "old", expiresAt: t0 + 60, now: t0)
-                    _ = try tx.recordIdentityTokenUse(tokenHash: "fresh", expiresAt: t0 + 600, now: t0)
+                    _ = try tx.recordIdentityTokenUse(tokenHash: "old", tokenExpiresAt: t0, expiresAt: t0 + 60, now: t0)
+                    _ = try tx.recordIdentityTokenUse(tokenHash: "fresh", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0)
                     try tx.insertRefreshToken(refreshToken("old", family: "f", sessionIDHash: "session-1", userID: userID, lifetime: 60))
                     try tx.insertRefreshToken(refreshToken("fresh", family: "f", sessionIDHash: "session-1", userID: userID))
                     _ = try tx.recordNotification(jti: "old", now: t0 + 60 - retention)
@@ -22,7 +22,7 @@ extension StoreBehaviour {
                 #expect(try store.write { try $0.deleteExpired(now: t0 + 60) } == 4)
                 #expect(try store.write { try $0.consumeAPINonce("old", now: t0 + 60) } == .unknown)
                 #expect(try store.write { try $0.consumeAPINonce("fresh", now: t0 + 60) } == .consumed)
-                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "fresh", expiresAt: t0 + 600, now: t0 + 60) })
+                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "fresh", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0 + 60) })
                 // Kept, an expired refresh token would answer `.expired`.
                 #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "old", now: t0 + 60) } == .unknown)
                 let fresh = try store.write { try $0.rotateRefreshToken(tokenHash: "fresh", now: t0 + 60) }

@@ -7,21 +7,21 @@ extension StoreBehaviour {
         @Test("the first use is recorded; a second one before expiry is a replay")
         func replayRefused() throws {
             try withTemporaryStore { store, _ throws in
-                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 600, now: t0) })
-                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 600, now: t0 + 1) })
-                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 900, now: t0 + 599) })
-                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "other", expiresAt: t0 + 600, now: t0) })
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0) })
+                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0 + 1) })
+                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 900, now: t0 + 599) })
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "other", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0) })
             }
         }
 
         @Test("an expired record is replaced, and then guards again until its new expiry")
         func expiredReplaced() throws {
             try withTemporaryStore { store, _ throws in
-                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 600, now: t0) })
-                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 1200, now: t0 + 600) })
-                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 1800, now: t0 + 601) })
-                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 1800, now: t0 + 1199) })
-                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 1800, now: t0 + 1200) })
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0) })
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 1200, now: t0 + 600) })
+                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 1800, now: t0 + 601) })
+                #expect(try !store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 1800, now: t0 + 1199) })
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 1800, now: t0 + 1200) })
             }
         }
     }

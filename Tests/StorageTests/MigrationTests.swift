@@ -113,9 +113,11 @@ extension SQLiteStoreSpecifics {
                 let userID = try seven.upsertAppleUser(appleProfile(sub: "kept"), now: t0).user.id
                 try seven.insertSession(session("kept-session", userID: userID))
                 try seven.insertRefreshToken(refreshToken("kept-refresh", family: "f", sessionIDHash: "kept-session", userID: userID))
-                #expect(try seven.recordIdentityTokenUse(tokenHash: "kept-token", expiresAt: t0 + 600, now: t0))
+                // As this version recorded a token (its table then had a rowid).
+                #expect(try connection.run("INSERT INTO used_identity_tokens (token_hash, expires_at) VALUES (?, ?)",
+                                           [.text("kept-token"), .date(t0 + 600)]) == 1)
 
-                #expect(try store.migrate() == [8])
+                #expect(try store.migrate() == [8, 9])
                 let withoutRowid = try scalar("""
                     SELECT COUNT(*) AS value FROM sqlite_schema
                     WHERE name IN ('sessions', 'used_identity_tokens') AND sql LIKE '%WITHOUT ROWID'
@@ -123,7 +125,7 @@ extension SQLiteStoreSpecifics {
                 #expect(withoutRowid == 2)
                 #expect(try store.read { try $0.session(idHash: "kept-session", now: t0) }?.user.id == userID)
                 // The token is still remembered: presenting it again is a replay.
-                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "kept-token", expiresAt: t0 + 600, now: t0) } == false)
+                #expect(try store.write { try $0.recordIdentityTokenUse(tokenHash: "kept-token", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0) } == false)
                 let rotation = try store.write { try $0.rotateRefreshToken(tokenHash: "kept-refresh", now: t0) }
                 guard case .rotated = rotation else {
                     Issue.record("the kept refresh token did not rotate: \(rotation)")
@@ -133,6 +135,34 @@ extension SQLiteStoreSpecifics {
                 // Deleting the user still cascades into the rebuilt sessions table.
                 #expect(try store.write { try $0.deleteUser(id: userID) })
                 #expect(try scalar("SELECT COUNT(*) AS value FROM sessions", in: path) == 0)
+            }
+        }
+
+        @Test("version 9 keys used identity tokens by their expiry; a token recorded before it is still refused until its record expires")
+        func fromVersionEight() throws {
+            try withTemporarySQLiteStore(migrated: false) { store, path throws in
+                let connection = try SQLiteConnection(path: path, setup: "PRAGMA foreign_keys = ON;")
+                #expect(try SQLiteMigrator(connection: connection, migrations: Array(SQLiteMigrations.all.prefix(8)))
+                    .migrate(now: t0) == [1, 2, 3, 4, 5, 6, 7, 8])
+                #expect(try connection.run("INSERT INTO used_identity_tokens (token_hash, expires_at) VALUES (?, ?)",
+                                           [.text("earlier-token"), .date(t0 + 660)]) == 1)
+
+                #expect(try store.migrate() == [9])
+                let record = { (hash: String, now: Date) in
+                    try store.write { try $0.recordIdentityTokenUse(tokenHash: hash, tokenExpiresAt: t0 + 600,
+                                                                     expiresAt: t0 + 660, now: now) }
+                }
+                // Used before the upgrade: a replay, whatever its new key would be, until the old record expires.
+                #expect(try record("earlier-token", t0 + 1) == false)
+                #expect(try record("earlier-token", t0 + 659) == false)
+                #expect(try record("later-token", t0 + 1))
+                #expect(try record("later-token", t0 + 2) == false)
+                #expect(try scalar("SELECT COUNT(*) AS value FROM identity_token_uses", in: path) == 1)
+                // Housekeeping empties both tables once the records expired.
+                #expect(try store.write { try $0.deleteExpired(now: t0 + 660) } == 2)
+                #expect(try scalar("SELECT COUNT(*) AS value FROM used_identity_tokens", in: path) == 0)
+                #expect(try scalar("SELECT COUNT(*) AS value FROM identity_token_uses", in: path) == 0)
+                #expect(try record("earlier-token", t0 + 660))
             }
         }
 

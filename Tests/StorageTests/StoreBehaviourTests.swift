@@ -115,12 +115,12 @@ import Testing
         try withFreshStore(backend) { fixture in
             let store = fixture.store
             let outcomes = try race(fixture) { store in
-                try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 600, now: t0) }
+                try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 600, now: t0) }
                     ? "first" : "replay"
             }
             #expect(outcomes == ["first"] + Array(repeating: "replay", count: Self.threads - 1))
-            let beforeExpiry = try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 900, now: t0 + 599) }
-            let atExpiry = try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", expiresAt: t0 + 1200, now: t0 + 600) }
+            let beforeExpiry = try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 900, now: t0 + 599) }
+            let atExpiry = try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: t0 + 1200, now: t0 + 600) }
             #expect(!beforeExpiry)
             #expect(atExpiry)
         }

@@ -160,8 +160,8 @@ struct SignInService: Sendable {
     private func recordTokenUse(_ token: String, identity: AppleIdentity, in transaction: any StoreTransaction,
                                 now: Date) throws {
         let acceptedUntil = identity.expiresAt.addingTimeInterval(replayLeeway)
-        guard try transaction.recordIdentityTokenUse(tokenHash: SecretTokens.digest(token), expiresAt: acceptedUntil,
-                                                     now: now) else {
+        guard try transaction.recordIdentityTokenUse(tokenHash: SecretTokens.digest(token), tokenExpiresAt: identity.expiresAt,
+                                                     expiresAt: acceptedUntil, now: now) else {
             throw SignInFailure.tokenReplayed
         }
     }
