@@ -32,6 +32,18 @@ struct PreparedCallback: @unchecked Sendable {
 
 @Suite("A stalled database writer", .serialized)
 struct WriterStallTests {
+    /// Once `count` requests are in flight (waiting for the writer), `/healthz` still answers at once.
+    static func expectHealthyWhile(inFlight count: Int, on harness: BridgeHarness) throws {
+        let deadline = Date() + 10
+        while harness.server.http.inFlightRequests < count, Date() < deadline { usleep(1_000) }
+        #expect(harness.server.http.inFlightRequests == count)
+        let health = try timings(40) {
+            let response = try RawHTTPClient.request(port: harness.port, path: "/healthz")
+            if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
+        }
+        #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
+    }
+
     @Test("with one listener thread and the writer stalled, waiting sign-ins, sign-outs, login pages and API calls do not hold it: /healthz answers, and each then completes")
     func waitingWritesFreeTheListener() throws {
         var listener = ServerConfiguration()
@@ -82,15 +94,7 @@ struct WriterStallTests {
             let status = (try? harness.api("/api/auth/logout", bearer: access).status) ?? 0
             signOuts.withLock { $0.append("api \(status)") }
         }
-        let deadline = Date() + 10
-        while harness.server.http.inFlightRequests < 10, Date() < deadline { usleep(1_000) }
-        #expect(harness.server.http.inFlightRequests == 10)
-
-        let health = try timings(40) {
-            let response = try RawHTTPClient.request(port: port, path: "/healthz")
-            if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
-        }
-        #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
+        try Self.expectHealthyWhile(inFlight: 10, on: harness)
         #expect(signIns.withLock { $0.isEmpty } && loginPages.withLock { $0.isEmpty } && nonces.withLock { $0.isEmpty }
                     && signOuts.withLock { $0.isEmpty },
                 "nothing that writes was answered before the writer was free")
@@ -173,15 +177,7 @@ struct WriterStallTests {
                                       headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                       body: FormFields([("token", refresh), ("client_id", RelyingParty.publicClient)]).urlEncoded)
         }
-        let deadline = Date() + 10
-        while harness.server.http.inFlightRequests < 7, Date() < deadline { usleep(1_000) }
-        #expect(harness.server.http.inFlightRequests == 7)
-
-        let health = try timings(40) {
-            let response = try RawHTTPClient.request(port: port, path: "/healthz")
-            if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
-        }
-        #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
+        try Self.expectHealthyWhile(inFlight: 7, on: harness)
         #expect(answers.withLock { $0.isEmpty }, "answered before the writer was free: \(answers.withLock { Array($0.keys) })")
 
         writer.release()
