@@ -219,7 +219,7 @@ enum SQLiteMigrations {
         // Used identity tokens keyed by the token's own `exp` first, then its digest: tokens arrive about in the order
         // they expire, so a sign-in's record lands on the last pages of one B-tree instead of a random page of the
         // digest-keyed table and another of its expiry index: one B-tree fewer per sign-in (in `scripts/bench signin`
-        // at 256 connections the writer's CPU per sign-in fell from a median 47 to 43 µs over seven alternating runs,
+        // at 256 connections the writer's CPU per sign-in fell from a median 49 to 43 µs over seven alternating runs,
         // within this machine's noise for throughput). The `exp` claim is part of the token, so the
         // key of a replay is the key of the first use whatever the leeway. `expires_at` is until when a replay is
         // refused. Records made before this version stay in `used_identity_tokens` until they expire, and are still
