@@ -125,8 +125,9 @@ struct WriterStallTests {
         let port = harness.port
         // Prepared before the stall: a person on the web and an app user, both about to delete their accounts;
         // a user whom Apple's notification concerns; OpenID sign-ins back from Apple (one cancelled); tokens to revoke.
+        // Each is a different person: a sign-in finishing while its own account is deleted is another test's matter.
         let webUser = TestBrowser(harness)
-        #expect(try webUser.signIn(user: .ada).status == 303)
+        #expect(try webUser.signIn(user: .alan).status == 303)
         let session = HTMLDocument(try webUser.get("/session").text)
         let csrf = try #require(session.formFields("//form[@action='/account/delete']").first { $0.name == "csrf" }?.value)
         let confirmation = try webUser.post("/account/delete", form: [("csrf", csrf)])
@@ -144,7 +145,7 @@ struct WriterStallTests {
             let start = try browser.get(party.authorizePath())
             let appleURL = try #require(start.header("Location"))
             let login = TestBrowser.LoginPage(state: "", nonce: "", authorizeURL: appleURL, document: HTMLDocument(""))
-            return PreparedCallback(browser: browser, fields: try browser.authorizeAtApple(login, cancel: cancel))
+            return PreparedCallback(browser: browser, fields: try browser.authorizeAtApple(login, user: .ada, cancel: cancel))
         }
         let oidcSignIn = try backFromApple(cancel: false)
         let oidcCancel = try backFromApple(cancel: true)
