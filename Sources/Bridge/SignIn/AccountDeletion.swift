@@ -25,23 +25,13 @@ struct AccountDeletion: Sendable {
                        then answer: @escaping @Sendable (RevocationResult) throws -> Response) throws -> Response {
         let record = try store.read { try $0.appleToken(userID: userID) }
         try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
-        var result = RevocationResult.none
-        var queue: AppleTokenRecord?
-        if let record {
-            let deadline = Date().addingTimeInterval(AppleServices.requestBudget)
-            if let appleTokens, let token = try? vault.open(record.encryptedRefreshToken, clientID: record.clientID),
-               (try? appleTokens.revoke(token: token, clientID: record.clientID, deadline: deadline)) != nil {
-                result = .revoked
-            } else {
-                result = .queued
-                queue = record
-            }
-        }
+        let revocation = record.map(revokeAtApple) ?? .none
+        // A token Apple did not take now is queued, still encrypted, and retried.
+        let queued = revocation == .queued ? record : nil
         let now = clock.now
-        let revocation = result
-        return try request.answer(afterWriting: { [queue] transaction in
-            if let queue {
-                _ = try transaction.enqueueRevocation(clientID: queue.clientID, encryptedToken: queue.encryptedRefreshToken,
+        return try request.answer(afterWriting: { transaction in
+            if let queued {
+                _ = try transaction.enqueueRevocation(clientID: queued.clientID, encryptedToken: queued.encryptedRefreshToken,
                                                       tokenTypeHint: "refresh_token", now: now)
             }
             try transaction.deleteUser(id: userID)
@@ -50,6 +40,16 @@ struct AccountDeletion: Sendable {
             logger.info("account_deleted", ["user_id": String(userID), "apple_revocation": revocation.rawValue])
             return try answer(revocation)
         }
+    }
+
+    /// `.revoked` when Apple took the token back within the request's budget, else `.queued`.
+    private func revokeAtApple(_ record: AppleTokenRecord) -> RevocationResult {
+        let deadline = Date().addingTimeInterval(AppleServices.requestBudget)
+        guard let appleTokens, let token = try? vault.open(record.encryptedRefreshToken, clientID: record.clientID),
+              (try? appleTokens.revoke(token: token, clientID: record.clientID, deadline: deadline)) != nil else {
+            return .queued
+        }
+        return .revoked
     }
 
     /// One pass of the revocation queue; returns how many revocations completed.
