@@ -4,7 +4,7 @@ import Foundation
 import HTTPServer
 import JSON
 import OpenIDProvider
-import Storage
+@testable import Storage
 import Synchronization
 import Testing
 import TestSupport
@@ -42,6 +42,71 @@ struct WriterStallTests {
             if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
         }
         #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
+    }
+
+    /// A person signed in on the web who has asked to delete their account: their browser, and the confirmation
+    /// form's fields to post.
+    static func aboutToDeleteAccount(_ user: SimulatedUser, on harness: BridgeHarness) throws -> (TestBrowser, [(String, String)]) {
+        let browser = TestBrowser(harness)
+        #expect(try browser.signIn(user: user).status == 303)
+        let session = HTMLDocument(try browser.get("/session").text)
+        let csrf = try #require(session.formFields("//form[@action='/account/delete']").first { $0.name == "csrf" }?.value)
+        let confirmation = try browser.post("/account/delete", form: [("csrf", csrf)])
+        let fields = HTMLDocument(confirmation.text).formFields("//form[@action='/account/delete']").map { ($0.name, $0.value) }
+        #expect(fields.value("confirm") == "yes")
+        return (browser, fields)
+    }
+
+    /// A browser that started at the OpenID provider's authorization endpoint and is back from Apple, with the
+    /// callback to post.
+    static func backFromApple(_ user: SimulatedUser, through party: RelyingParty, cancel: Bool = false) throws -> PreparedCallback {
+        let browser = TestBrowser(party.harness)
+        let start = try browser.get(party.authorizePath())
+        let appleURL = try #require(start.header("Location"))
+        let login = TestBrowser.LoginPage(state: "", nonce: "", authorizeURL: appleURL, document: HTMLDocument(""))
+        return PreparedCallback(browser: browser, fields: try browser.authorizeAtApple(login, user: user, cancel: cancel))
+    }
+
+    @Test("an OpenID sign-in that finishes while the same person deletes their account hands the client a code that the deletion then took away, not an error page")
+    func openIDSignInDuringItsOwnAccountDeletion() throws {
+        let party = try RelyingParty()
+        let harness = party.harness
+        let store = try #require(harness.app.store as? SQLiteStore)
+        let (webUser, confirmFields) = try Self.aboutToDeleteAccount(.ada, on: harness)
+        let oidcSignIn = try Self.backFromApple(.ada, through: party)
+
+        // The sign-in reaches the writer's queue first, the deletion second: both commit in the next batch.
+        let writer = StalledWriter(harness.app.store)
+        let group = DispatchGroup()
+        let answers = Mutex<[String: RawHTTPResponse]>([:])
+        func send(_ name: String, _ request: @escaping @Sendable () throws -> RawHTTPResponse) {
+            inThread(group) {
+                guard let response = try? request() else { return }
+                answers.withLock { $0[name] = response }
+            }
+        }
+        func waitForQueuedWrites(_ count: Int) {
+            let deadline = Date() + 10
+            while store.waitingWriterCount < count, Date() < deadline { usleep(1_000) }
+        }
+        send("oidc sign-in") { try oidcSignIn.browser.post("/apple_redirect", form: oidcSignIn.fields) }
+        waitForQueuedWrites(1)
+        let deletion = PreparedCallback(browser: webUser, fields: confirmFields)
+        send("web deletion") { try deletion.browser.post("/account/delete", form: deletion.fields) }
+        waitForQueuedWrites(2)
+        #expect(store.waitingWriterCount == 2)
+        writer.release()
+        group.wait()
+
+        let answered = answers.withLock { $0 }
+        #expect(answered["web deletion"]?.status == 200)
+        let toClient = try #require(answered["oidc sign-in"])
+        #expect(toClient.status == 303, "the sign-in answered \(toClient.status)")
+        let code = try #require(RelyingParty.parameters(toClient)["code"])
+        // The account, and the code with it, were deleted after the sign-in committed.
+        #expect(try party.redeem(code).body["error"] == "invalid_grant")
+        #expect(try webUser.get("/session").status == 303)
+        #expect(try oidcSignIn.browser.get("/session").status == 303)
     }
 
     @Test("with one listener thread and the writer stalled, waiting sign-ins, sign-outs, login pages and API calls do not hold it: /healthz answers, and each then completes")
@@ -126,13 +191,7 @@ struct WriterStallTests {
         // Prepared before the stall: a person on the web and an app user, both about to delete their accounts;
         // a user whom Apple's notification concerns; OpenID sign-ins back from Apple (one cancelled); tokens to revoke.
         // Each is a different person: a sign-in finishing while its own account is deleted is another test's matter.
-        let webUser = TestBrowser(harness)
-        #expect(try webUser.signIn(user: .alan).status == 303)
-        let session = HTMLDocument(try webUser.get("/session").text)
-        let csrf = try #require(session.formFields("//form[@action='/account/delete']").first { $0.name == "csrf" }?.value)
-        let confirmation = try webUser.post("/account/delete", form: [("csrf", csrf)])
-        let confirmFields = HTMLDocument(confirmation.text).formFields("//form[@action='/account/delete']").map { ($0.name, $0.value) }
-        #expect(confirmFields.value("confirm") == "yes")
+        let (webUser, confirmFields) = try Self.aboutToDeleteAccount(.alan, on: harness)
         let appToken = try harness.token(audience: BridgeHarness.bundleID, subject: "001234.deleting.app", nonce: nil)
         let app = try harness.api("/api/auth/apple", json: harness.json(["idToken": .string(appToken)]))
         let access = try #require(app.body["accessToken"]?.stringValue)
@@ -140,15 +199,8 @@ struct WriterStallTests {
         #expect(try notified.signIn(user: .grace).status == 303)
         let notification = try harness.simulator.mintNotification(type: "consent-revoked", subject: SimulatedUser.grace.sub,
                                                                   audience: BridgeHarness.servicesID)
-        func backFromApple(cancel: Bool) throws -> PreparedCallback {
-            let browser = TestBrowser(harness)
-            let start = try browser.get(party.authorizePath())
-            let appleURL = try #require(start.header("Location"))
-            let login = TestBrowser.LoginPage(state: "", nonce: "", authorizeURL: appleURL, document: HTMLDocument(""))
-            return PreparedCallback(browser: browser, fields: try browser.authorizeAtApple(login, user: .ada, cancel: cancel))
-        }
-        let oidcSignIn = try backFromApple(cancel: false)
-        let oidcCancel = try backFromApple(cancel: true)
+        let oidcSignIn = try Self.backFromApple(.ada, through: party)
+        let oidcCancel = try Self.backFromApple(.ada, through: party, cancel: true)
         let refresh = try #require(try party.redeem(try party.code()).body["refresh_token"]?.stringValue)
 
         let writer = StalledWriter(harness.app.store)

@@ -68,23 +68,31 @@ struct ProviderAuthorizationFlow: Sendable {
         }
     }
 
-    /// After a verified sign-in whose login attempt belongs to a provider authorization: answers with
-    /// `answer(the redirect that hands the client its code)` once the code is stored. The listener thread is not held
-    /// meanwhile; this runs inside a resumed request's work, which may suspend again.
-    func completion(_ request: Request, _ authorization: ProviderAuthorization, userID: Int64,
-                    then answer: @escaping @Sendable (Response) throws -> Response) throws -> Response {
+    /// The single-use code an OpenID client's sign-in hands back: `store` is written inside the sign-in's own
+    /// transaction (`SignInRequest.alongside`), and `redirect` sends the browser back to the client once it committed.
+    struct IssuedCode: Sendable {
+        let code: String
+        let authorization: ProviderAuthorization
+        let store: @Sendable (any StoreTransaction, User) throws -> Void
+    }
+
+    func issueCode(for authorization: ProviderAuthorization) -> IssuedCode {
         let now = clock.now
         let code = SecretTokens.random()
-        return try request.answer(afterWriting: {
-            try $0.insertAuthorizationCode(AuthorizationCodeRecord(
+        return IssuedCode(code: code, authorization: authorization) { transaction, user in
+            try transaction.insertAuthorizationCode(AuthorizationCodeRecord(
                 codeHash: SecretTokens.digest(code), clientID: authorization.clientID, redirectURI: authorization.redirectURI,
                 codeChallenge: authorization.codeChallenge, scope: authorization.scope, nonce: authorization.nonce,
-                userID: userID, authTime: now, createdAt: now, expiresAt: now.addingTimeInterval(Self.codeLifetime)))
-        }, to: store) { [self] in
-            metrics.increment("bridge_oidc_codes_issued_total", ["client_id": authorization.clientID])
-            logger.info("oidc_code_issued", ["client_id": authorization.clientID, "user_id": String(userID)])
-            return try answer(redirect(to: authorization.redirectURI, ["code": code], state: authorization.clientState))
+                userID: user.id, authTime: now, createdAt: now, expiresAt: now.addingTimeInterval(Self.codeLifetime)))
         }
+    }
+
+    /// The redirect that hands the client its code, once the sign-in that stored it committed.
+    func redirect(handingOver issued: IssuedCode, userID: Int64) -> Response {
+        let authorization = issued.authorization
+        metrics.increment("bridge_oidc_codes_issued_total", ["client_id": authorization.clientID])
+        logger.info("oidc_code_issued", ["client_id": authorization.clientID, "user_id": String(userID)])
+        return redirect(to: authorization.redirectURI, ["code": issued.code], state: authorization.clientState)
     }
 
     /// Apple reported an error (the person cancelled): when the attempt belongs to a provider authorization, the

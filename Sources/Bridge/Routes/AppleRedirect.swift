@@ -70,21 +70,18 @@ struct AppleRedirect: Sendable {
             throw SignInFailure.tokenRejected(error)
         }
         let flow: SignInFlow = identity.audience == servicesID ? .web : .webviewNative
+        // An OpenID client's sign-in: its code is stored in the sign-in's own transaction.
+        let code = authorization.map(provider.issueCode)
         let signIn = SignInRequest(
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
-            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession)
+            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession, alongside: code?.store)
         // The listener thread serves other connections while the transaction waits for its group commit.
         return try request.answer(afterStarting: { try signInService.startSignIn(signIn, completion: $0) }) { [self] outcome in
             let signedIn = try signInService.completeSignIn(signIn, outcome)
-            guard let authorization else {
-                let destination = returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL
-                return signedInResponse(request, signedIn, attempt: attempt, .redirect(to: destination))
-            }
-            // An OpenID client's sign-in: its code is stored next, and the request suspends once more meanwhile.
-            return try provider.completion(request, authorization, userID: signedIn.user.id) { [self] toClient in
-                signedInResponse(request, signedIn, attempt: attempt, toClient)
-            }
+            let destination = code.map { provider.redirect(handingOver: $0, userID: signedIn.user.id) }
+                ?? .redirect(to: returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL)
+            return signedInResponse(request, signedIn, attempt: attempt, destination)
         }
     }
 

@@ -14,6 +14,9 @@ struct SignInRequest: Sendable {
     /// Unsigned, from the client; already cleaned.
     var displayName: String?
     var grant: SessionGrant
+    /// A write that belongs to this sign-in and commits or fails with it, given the signed-in user (an OpenID
+    /// client's code): an account deleted meanwhile then takes it along instead of failing it.
+    var alongside: (@Sendable (_ transaction: any StoreTransaction, _ user: User) throws -> Void)? = nil
 }
 
 /// What ties the identity token to a sign-in this server started, spent inside the transaction.
@@ -122,6 +125,7 @@ struct SignInService: Sendable {
         let session = Session(idHash: SecretTokens.digest(sessionID), userID: user.id, flow: request.flow.rawValue,
                               nonceVerified: nonceVerified, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
         try transaction.insertSession(session)
+        try request.alongside?(transaction, user)
         var refreshToken: String?
         if request.grant == .appSession {
             let token = SecretTokens.random()
