@@ -28,7 +28,9 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "JOSE", dependencies: ["JSON", "COpenSSL"]),
         .target(name: "Mustache"),
-        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "WorkerThreads"]),
+        // A VFS in front of SQLite's default one that writes a transaction's WAL frames in one system call.
+        .target(name: "CSQLiteWALBuffer", dependencies: ["CSQLite"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CLibPQ", "WorkerThreads"]),
         .target(name: "AppleID", dependencies: ["JSON", "JOSE"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.

@@ -48,7 +48,7 @@ public final class SQLiteStore: Store {
             PRAGMA temp_store = MEMORY;
             PRAGMA cache_size = -\(SQLiteTuning.writerCacheKiB);
             PRAGMA journal_size_limit = \(SQLiteTuning.walSizeLimitBytes);
-            """)
+            """, bufferingWAL: true)
         let journalMode = try writerConnection.query("PRAGMA journal_mode = WAL") { try $0.text("journal_mode") }.first ?? nil
         guard journalMode?.lowercased() == "wal" else {
             throw StoreError.database("cannot switch '\(path)' to WAL journal mode (got \(journalMode ?? "nothing"))")

@@ -8,7 +8,8 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Two `apple-signin-bridge serve` processes on one PostgreSQL database; one is killed with SIGKILL under load.
+/// `apple-signin-bridge serve` killed with SIGKILL under load: one of two instances on one PostgreSQL database,
+/// and the one instance on a SQLite file, started again on it.
 @Suite("An instance killed under load", .serialized)
 struct InstanceCrashTests {
     static let servicesID = "com.example.web"
@@ -50,6 +51,58 @@ struct InstanceCrashTests {
             body: FormFields([("state", state), ("id_token", token)]).urlEncoded)
         guard callback.status == 303 else { return nil }
         return callback.headerValues("Set-Cookie").first { $0.hasPrefix("asb_session=") }?.split(separator: ";").first.map(String.init)
+    }
+
+    @Test("SIGKILL the instance on a SQLite file under load: started again on the file, every session it handed out works")
+    func killSQLiteInstance() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let simulator = try AppleIDSimulator()
+        let apple = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
+        try apple.start()
+        defer { apple.shutdown() }
+        let environment = [
+            "BRIDGE_DATABASE": "sqlite:\(directory.path)/bridge.sqlite3",
+            "BRIDGE_SECRET_KEY": Data(SecureRandom.bytes(32)).base64EncodedString(),
+            "APPLE_SERVICES_ID": Self.servicesID, "APPLE_ID_URL": "http://127.0.0.1:\(apple.port)",
+        ]
+        let port = freeLoopbackPort()
+        let victim = try Self.serve(port: port, environment: environment)
+        let running = Atomic<Bool>(true)
+        let counter = Atomic<Int>(0)
+        let sessions = Mutex<[String]>([])
+        let load = DispatchGroup()
+        for _ in 0..<8 {
+            DispatchQueue.global().async(group: load) {
+                while running.load(ordering: .relaxed) {
+                    let number = counter.add(1, ordering: .relaxed).newValue
+                    if let session = try? Self.signIn(port: port, number: number, simulator: simulator) {
+                        sessions.withLock { $0.append(session) }
+                    }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 2)
+        // Killed while sign-ins are being committed: each session cookie a client received was acknowledged.
+        kill(victim.processIdentifier, SIGKILL)
+        victim.waitUntilExit()
+        running.store(false, ordering: .relaxed)
+        load.wait()
+        let handedOut = sessions.withLock { $0 }
+        #expect(handedOut.count > 200, "only \(handedOut.count) sign-ins before the kill")
+
+        let restarted = try Self.serve(port: port, environment: environment)
+        defer { restarted.terminate(); restarted.waitUntilExit() }
+        var broken = 0
+        for cookie in handedOut {
+            let page = try RawHTTPClient.request(port: port, path: "/session", headers: [("Cookie", cookie)])
+            if page.status != 200 { broken += 1 }
+        }
+        #expect(broken == 0, "\(broken) of \(handedOut.count) sessions were lost with the process")
+        // The database the killed process left is intact, and signs people in again.
+        #expect(try Self.signIn(port: port, number: counter.add(1, ordering: .relaxed).newValue, simulator: simulator) != nil)
+        let database = try SQLiteConnection(path: "\(directory.path)/bridge.sqlite3", setup: "PRAGMA query_only = ON;")
+        #expect(try database.query("PRAGMA integrity_check") { try $0.text("integrity_check") } == ["ok"])
     }
 
     @Test("SIGKILL one of two instances under load: the other keeps serving, and every session handed out still works")
