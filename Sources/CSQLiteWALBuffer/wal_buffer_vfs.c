@@ -11,11 +11,10 @@
 #define VFS_NAME "bridge-wal-buffer"
 /* A WAL frame's header; the WAL file's own header is 32 bytes, so a write of this size is a frame header. */
 #define FRAME_HEADER_BYTES 24
-/* Past this many bytes held, they are written before more are taken (a very large transaction). */
-#define MAX_HELD_BYTES (8 * 1024 * 1024)
 /* The default VFS writes at most 0x1ffff bytes per call (it masks the length: a larger write comes back short and
-   is reported as a full disk), so what is held goes out in pieces of 124 KiB. */
-#define WRITE_CHUNK_BYTES ((size_t)124 * 1024)
+   is reported as a full disk), so at most 124 KiB is held: when the next write would not fit, what is held is
+   written first. A commit of 600 KiB is five write calls. */
+#define MAX_HELD_BYTES ((size_t)124 * 1024)
 
 typedef struct BufferedFile BufferedFile;
 struct BufferedFile {
@@ -29,7 +28,6 @@ struct BufferedFile {
     unsigned char *held;
     sqlite3_int64 heldOffset;
     size_t heldLength;
-    size_t heldCapacity;
     /* The last write was the header of a commit frame: the next one, its page, completes the transaction. */
     int commitPageNext;
     /* WAL only: write calls made to the file (BRIDGE_SQLITE_FCNTL_WAL_WRITE_CALLS). */
@@ -43,13 +41,9 @@ static pthread_once_t registration = PTHREAD_ONCE_INIT;
 static int registrationResult = SQLITE_ERROR;
 
 static int writeHeld(BufferedFile *file) {
-    int rc = SQLITE_OK;
-    for (size_t done = 0; done < file->heldLength && rc == SQLITE_OK; done += WRITE_CHUNK_BYTES) {
-        size_t length = file->heldLength - done < WRITE_CHUNK_BYTES ? file->heldLength - done : WRITE_CHUNK_BYTES;
-        file->writeCalls += 1;
-        rc = file->real->pMethods->xWrite(file->real, file->held + done, (int)length,
-                                          file->heldOffset + (sqlite3_int64)done);
-    }
+    if (file->heldLength == 0) return SQLITE_OK;
+    file->writeCalls += 1;
+    int rc = file->real->pMethods->xWrite(file->real, file->held, (int)file->heldLength, file->heldOffset);
     /* On failure SQLite fails the transaction and writes its frames again in the next one. */
     file->heldLength = 0;
     return rc;
@@ -70,13 +64,9 @@ static int isCommitFrameHeader(const void *data, int amount) {
 
 static int hold(BufferedFile *file, const void *data, int amount, sqlite3_int64 offset) {
     size_t needed = file->heldLength + (size_t)amount;
-    if (needed > file->heldCapacity) {
-        size_t capacity = file->heldCapacity == 0 ? 256 * 1024 : file->heldCapacity;
-        while (capacity < needed) capacity *= 2;
-        unsigned char *grown = realloc(file->held, capacity);
-        if (grown == NULL) return SQLITE_NOMEM;
-        file->held = grown;
-        file->heldCapacity = capacity;
+    if (file->held == NULL) {
+        file->held = malloc(MAX_HELD_BYTES);
+        if (file->held == NULL) return SQLITE_NOMEM;
     }
     if (file->heldLength == 0) file->heldOffset = offset;
     memcpy(file->held + file->heldLength, data, (size_t)amount);
@@ -97,7 +87,8 @@ static int bufferedWrite(sqlite3_file *handle, const void *data, int amount, sql
             return rc;
         }
     }
-    if ((size_t)amount > WRITE_CHUNK_BYTES || hold(file, data, amount, offset) != SQLITE_OK) {
+    /* SQLite's WAL writes are a frame header or a page (64 KiB at most), so each fits once the rest is written. */
+    if ((size_t)amount > MAX_HELD_BYTES || hold(file, data, amount, offset) != SQLITE_OK) {
         /* Too large to hold, or no memory to hold it: written now, after what is held. */
         int rc = writeHeld(file);
         if (rc == SQLITE_OK) {
@@ -120,7 +111,6 @@ static int bufferedClose(sqlite3_file *handle) {
     file->companion = NULL;
     free(file->held);
     file->held = NULL;
-    file->heldCapacity = 0;
     int closed = file->real->pMethods->xClose(file->real);
     return rc != SQLITE_OK ? rc : closed;
 }
