@@ -30,6 +30,12 @@ extension SQLiteStoreSpecifics {
             try connection.query("PRAGMA integrity_check") { try $0.text("integrity_check") } == ["ok"]
         }
 
+        static func transaction(_ connection: SQLiteConnection, ending end: String = "COMMIT", _ body: () throws -> Void) throws {
+            try connection.run("BEGIN")
+            try body()
+            try connection.run(end)
+        }
+
         static func insert(_ connection: SQLiteConnection, rows: Range<Int>, bytes: Int) throws {
             for id in rows {
                 try connection.run("INSERT INTO items (id, body) VALUES (?, ?)",
@@ -47,9 +53,7 @@ extension SQLiteStoreSpecifics {
             for id in 1...200 {
                 // Each commit changes two pages (a table leaf and the page that points to it once it splits,
                 // or the leaf and the first page) and writes a frame header and page for each.
-                try writer.run("BEGIN")
-                try Self.insert(writer, rows: id..<(id + 1), bytes: 300)
-                try writer.run("COMMIT")
+                try Self.transaction(writer) { try Self.insert(writer, rows: id..<(id + 1), bytes: 300) }
                 #expect(try Self.count(reader).rows == Int64(id + 1))
             }
             let calls = try #require(writer.bufferedWALWriteCalls) - before
@@ -62,13 +66,9 @@ extension SQLiteStoreSpecifics {
             let database = TestDatabase.temporary()
             defer { database.remove() }
             let (writer, reader) = try Self.connections(database, writerSetup: "PRAGMA cache_size = -65536;")
-            try writer.run("BEGIN")
-            try Self.insert(writer, rows: 0..<3_000, bytes: 1_000)
-            try writer.run("COMMIT")
+            try Self.transaction(writer) { try Self.insert(writer, rows: 0..<3_000, bytes: 1_000) }
             #expect(try Self.count(reader) == (3_000, 3_000_000))
-            try writer.run("BEGIN")
-            try Self.insert(writer, rows: 3_000..<15_000, bytes: 1_000)
-            try writer.run("COMMIT")
+            try Self.transaction(writer) { try Self.insert(writer, rows: 3_000..<15_000, bytes: 1_000) }
             #expect(try Self.count(reader) == (15_000, 15_000_000))
             #expect(try Self.isIntact(reader))
         }
@@ -79,15 +79,13 @@ extension SQLiteStoreSpecifics {
             defer { database.remove() }
             // 20 pages of cache: a transaction of 2,000 rows spills to the WAL long before it commits.
             let (writer, reader) = try Self.connections(database, writerSetup: "PRAGMA cache_size = 20;")
-            try writer.run("BEGIN")
-            try Self.insert(writer, rows: 0..<2_000, bytes: 500)
-            try writer.run("UPDATE items SET body = zeroblob(400) WHERE id % 7 = 0")  // rewrites spilled pages
-            try writer.run("ROLLBACK")
+            let spilling = {
+                try Self.insert(writer, rows: 0..<2_000, bytes: 500)
+                try writer.run("UPDATE items SET body = zeroblob(400) WHERE id % 7 = 0")  // rewrites spilled pages
+            }
+            try Self.transaction(writer, ending: "ROLLBACK", spilling)
             #expect(try Self.count(reader) == (0, 0))
-            try writer.run("BEGIN")
-            try Self.insert(writer, rows: 0..<2_000, bytes: 500)
-            try writer.run("UPDATE items SET body = zeroblob(400) WHERE id % 7 = 0")
-            try writer.run("COMMIT")
+            try Self.transaction(writer, spilling)
             let updated = Int64((0..<2_000).filter { $0 % 7 == 0 }.count)
             #expect(try Self.count(reader) == (2_000, (2_000 - updated) * 500 + updated * 400))
             #expect(try Self.isIntact(reader))
@@ -103,9 +101,7 @@ extension SQLiteStoreSpecifics {
                 let checkpointer = try SQLiteConnection(path: path, setup: "")
                 var walSizes: [Int] = []
                 for round in 0..<5 {
-                    try writer.run("BEGIN")
-                    try Self.insert(writer, rows: (round * 100)..<(round * 100 + 100), bytes: 200)
-                    try writer.run("COMMIT")
+                    try Self.transaction(writer) { try Self.insert(writer, rows: (round * 100)..<(round * 100 + 100), bytes: 200) }
                     let result = try checkpointer.query("PRAGMA wal_checkpoint(PASSIVE)") {
                         (try $0.integer("log") ?? -1, try $0.integer("checkpointed") ?? -1)
                     }
