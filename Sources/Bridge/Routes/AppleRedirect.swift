@@ -71,15 +71,15 @@ struct AppleRedirect: Sendable {
         }
         let flow: SignInFlow = identity.audience == servicesID ? .web : .webviewNative
         // An OpenID client's sign-in: its code is stored in the sign-in's own transaction.
-        let code = authorization.map(provider.issueCode)
+        let clientCode = authorization.map(provider.issueCode)
         let signIn = SignInRequest(
             identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
             codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
-            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession, alongside: code?.store)
+            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession, alongside: clientCode?.store)
         // The listener thread serves other connections while the transaction waits for its group commit.
         return try request.answer(afterStarting: { try signInService.startSignIn(signIn, completion: $0) }) { [self] outcome in
             let signedIn = try signInService.completeSignIn(signIn, outcome)
-            let destination = code.map { provider.redirect(handingOver: $0, userID: signedIn.user.id) }
+            let destination = clientCode.map { provider.redirect(handingOver: $0, userID: signedIn.user.id) }
                 ?? .redirect(to: returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL)
             return signedInResponse(request, signedIn, attempt: attempt, destination)
         }

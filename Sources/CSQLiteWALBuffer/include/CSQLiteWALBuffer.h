@@ -7,10 +7,9 @@
    SQLite writes every WAL frame as two pwrite calls (its 24-byte header, then the page), so a commit of 300
    frames of 2 KiB is 600 system calls; here it is five. The frames are kept in memory until a piece is full or
    the commit frame's page arrives; the COMMIT returns only after that write, and its failure is the COMMIT's
-   failure. Anything
-   else that touches the WAL file (a read, a sync, a truncate, its size), and the wal-index barrier and unlocks
-   of its database connection, write what is kept first, so no reader can see a commit whose frames are not in
-   the file. Durability is unchanged: a frame reaches the kernel before the COMMIT that contains it returns.
+   failure. Anything else that touches the WAL file (a read, a sync, a truncate, its size), and the wal-index
+   barrier and unlocks of its database connection, write what is kept first, so no reader can see a commit whose
+   frames are not in the file. Durability is unchanged: a frame reaches the kernel before the COMMIT that contains it returns.
 
    Returns SQLITE_OK once the VFS named bridge_sqlite_wal_buffer_vfs_name() is registered (not as the default),
    or SQLite's error. Safe to call from several threads and more than once. */
