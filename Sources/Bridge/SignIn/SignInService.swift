@@ -68,7 +68,8 @@ struct SignInService: Sendable {
     func signIn(_ request: SignInRequest) throws -> SignedIn {
         try checkCodeExchange(request)
         let now = clock.now
-        return try completeSignIn(request, Result { try store.write { try signIn(request, in: $0, now: now) } })
+        let made = try madeBeforehand(request)
+        return try completeSignIn(request, Result { try store.write { try signIn(request, made, in: $0, now: now) } })
     }
 
     /// The sign-in without a waiting thread: `completion` gets the transaction's outcome, on whichever thread
@@ -77,7 +78,41 @@ struct SignInService: Sendable {
     func startSignIn(_ request: SignInRequest, completion: @escaping @Sendable (Result<SignedIn, any Error>) -> Void) throws {
         try checkCodeExchange(request)
         let now = clock.now
-        store.write({ [self] in try signIn(request, in: $0, now: now) }, completion: completion)
+        let made = try madeBeforehand(request)
+        store.write({ [self] in try signIn(request, made, in: $0, now: now) }, completion: completion)
+    }
+
+    /// As the transaction's failure would, a failure here gives back what the code exchange obtained.
+    private func madeBeforehand(_ request: SignInRequest) throws -> MadeBeforehand {
+        do {
+            return try MadeBeforehand(request, vault: vault)
+        } catch {
+            exchanger.discard(request.codeExchange, clientID: request.identity.audience)
+            throw error
+        }
+    }
+
+    /// What the transaction stores that does not depend on the database (digests, new secrets, the sealed Apple
+    /// token), made on the caller's thread before the write is queued: the one writer thread then spends its
+    /// time on the writes (the token's digest alone is a SHA-256 over about a kilobyte).
+    private struct MadeBeforehand: Sendable {
+        let tokenDigest: String
+        let sessionID: String
+        let sessionIDHash: String
+        /// An app session's refresh token, its digest and its new family.
+        let refresh: (token: String, hash: String, familyID: String)?
+        let sealedAppleRefreshToken: [UInt8]?
+
+        init(_ request: SignInRequest, vault: AppleTokenVault) throws {
+            tokenDigest = SecretTokens.digest(request.identityToken)
+            sessionID = SecretTokens.random()
+            sessionIDHash = SecretTokens.digest(sessionID)
+            refresh = request.grant == .appSession
+                ? { let token = SecretTokens.random(); return (token, SecretTokens.digest(token), SecretTokens.random()) }()
+                : nil
+            sealedAppleRefreshToken = try request.codeExchange.appleRefreshToken
+                .map { try vault.seal($0, clientID: request.identity.audience) }
+        }
     }
 
     /// What follows the transaction: a failed one revokes a grant its code exchange obtained; a committed one
@@ -107,35 +142,31 @@ struct SignInService: Sendable {
 
     static func isServerNonce(_ nonce: String?) -> Bool { nonce?.hasPrefix(serverNoncePrefix) ?? false }
 
-    private func signIn(_ request: SignInRequest, in transaction: any StoreTransaction, now: Date) throws -> SignedIn {
+    private func signIn(_ request: SignInRequest, _ made: MadeBeforehand, in transaction: any StoreTransaction,
+                        now: Date) throws -> SignedIn {
         let identity = request.identity
         let nonceVerified = try spend(request.proof, identity: identity, in: transaction, now: now)
-        try recordTokenUse(request.identityToken, identity: identity, in: transaction, now: now)
+        try recordTokenUse(digest: made.tokenDigest, identity: identity, in: transaction, now: now)
         if case .apiNonce = request.proof, needsServerNonce(identity), !nonceVerified { throw SignInFailure.nonceRequired }
         let profile = AppleUserProfile(sub: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
                                        isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName)
         let (user, created) = try transaction.upsertAppleUser(profile, now: now)
-        if let refresh = request.codeExchange.appleRefreshToken {
+        if let sealed = made.sealedAppleRefreshToken {
             try transaction.upsertAppleToken(AppleTokenRecord(
-                userID: user.id, clientID: identity.audience,
-                encryptedRefreshToken: try vault.seal(refresh, clientID: identity.audience), updatedAt: now))
+                userID: user.id, clientID: identity.audience, encryptedRefreshToken: sealed, updatedAt: now))
         }
-        let sessionID = SecretTokens.random()
         let lifetime = request.grant == .appSession ? Self.appSessionLifetime : Self.browserSessionLifetime
-        let session = Session(idHash: SecretTokens.digest(sessionID), userID: user.id, flow: request.flow.rawValue,
+        let session = Session(idHash: made.sessionIDHash, userID: user.id, flow: request.flow.rawValue,
                               nonceVerified: nonceVerified, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
         try transaction.insertSession(session)
         try request.alongside?(transaction, user)
-        var refreshToken: String?
-        if request.grant == .appSession {
-            let token = SecretTokens.random()
+        if let refresh = made.refresh {
             try transaction.insertRefreshToken(RefreshToken(
-                tokenHash: SecretTokens.digest(token), familyID: SecretTokens.random(), sessionIDHash: session.idHash,
+                tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: session.idHash,
                 userID: user.id, createdAt: now, expiresAt: session.expiresAt))
-            refreshToken = token
         }
-        return SignedIn(user: user, isNewUser: created, sessionID: sessionID, sessionIDHash: session.idHash,
-                        refreshToken: refreshToken, nonceVerified: nonceVerified)
+        return SignedIn(user: user, isNewUser: created, sessionID: made.sessionID, sessionIDHash: session.idHash,
+                        refreshToken: made.refresh?.token, nonceVerified: nonceVerified)
     }
 
     /// Spends the proof; true when it shows the token's nonce is one this server issued for this sign-in.
@@ -161,10 +192,10 @@ struct SignInService: Sendable {
     }
 
     /// One identity token, one sign-in: its digest is kept for as long as the verifier would still accept it.
-    private func recordTokenUse(_ token: String, identity: AppleIdentity, in transaction: any StoreTransaction,
+    private func recordTokenUse(digest: String, identity: AppleIdentity, in transaction: any StoreTransaction,
                                 now: Date) throws {
         let acceptedUntil = identity.expiresAt.addingTimeInterval(replayLeeway)
-        guard try transaction.recordIdentityTokenUse(tokenHash: SecretTokens.digest(token), tokenExpiresAt: identity.expiresAt,
+        guard try transaction.recordIdentityTokenUse(tokenHash: digest, tokenExpiresAt: identity.expiresAt,
                                                      expiresAt: acceptedUntil, now: now) else {
             throw SignInFailure.tokenReplayed
         }
