@@ -107,9 +107,12 @@ struct SignInService: Sendable {
             tokenDigest = SecretTokens.digest(request.identityToken)
             sessionID = SecretTokens.random()
             sessionIDHash = SecretTokens.digest(sessionID)
-            refresh = request.grant == .appSession
-                ? { let token = SecretTokens.random(); return (token, SecretTokens.digest(token), SecretTokens.random()) }()
-                : nil
+            if request.grant == .appSession {
+                let token = SecretTokens.random()
+                refresh = (token, SecretTokens.digest(token), SecretTokens.random())
+            } else {
+                refresh = nil
+            }
             sealedAppleRefreshToken = try request.codeExchange.appleRefreshToken
                 .map { try vault.seal($0, clientID: request.identity.audience) }
         }
