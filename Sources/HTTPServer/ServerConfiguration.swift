@@ -3,7 +3,8 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// 0 picks a free port; read it back from `HTTPServer.port`.
     public var port: Int
-    /// Listener threads; 0 picks `defaultListenerThreads(cores:)`.
+    /// Listener threads; 0 picks `defaultListenerThreads(cores:readsWaitOnAnotherProcess:)` for a server whose reads
+    /// wait on another process.
     public var threadPoolSize: Int
     public var connectionLimit: Int
     public var perIPConnectionLimit: Int
@@ -32,14 +33,18 @@ public struct ServerConfiguration: Sendable {
 
     public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
 
-    /// Four listener threads per core (at least 4, at most 256). A listener thread no longer waits for a group
-    /// commit (sign-ins, sign-outs, `/login`, nonces and refreshes suspend their connection until it is durable),
-    /// so few threads keep both cores busy, and few threads wake less often: on 2 cores, 8 threads gave
-    /// `GET /healthz` 92 % of the plain-C reference where 32 gave 64 %. The spare ones cover the rarer writes that
+    /// Listener threads for `cores` cores (at least 4, at most 256): four per core when a read waits on another
+    /// process (a round trip to PostgreSQL, made on the listener thread), two per core when it does not (SQLite,
+    /// read in this process). A listener thread no longer waits for a group commit (sign-ins, sign-outs, `/login`,
+    /// nonces and refreshes suspend their connection until it is durable), so few threads keep both cores busy,
+    /// and few threads wake less often: on 2 cores, 8 threads gave `GET /healthz` 92 % of the plain-C reference
+    /// where 32 gave 64 %. With SQLite the one writer thread shares the cores with every listener thread that
+    /// has work, and 4 instead of 8 left it more of them: in six pairs of runs taken in turns at 256 connections,
+    /// sign-ins' p99 fell from a median 43 to 39 ms and their CPU from 134 to 125 µs (README, "Benchmarks"). The spare ones cover the rarer writes that
     /// still wait (account deletion, the OpenID provider's authorization, userinfo and revocation, Apple's
     /// notifications).
-    public static func defaultListenerThreads(cores: Int) -> Int {
-        min(256, max(4, cores * 4))
+    public static func defaultListenerThreads(cores: Int, readsWaitOnAnotherProcess: Bool = true) -> Int {
+        min(256, max(4, cores * (readsWaitOnAnotherProcess ? 4 : 2)))
     }
 
     /// The `Retry-After` of a 503 because the server is busy or stopping.

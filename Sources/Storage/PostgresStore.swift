@@ -16,6 +16,7 @@ import WorkerThreads
 /// and replaced, so the store recovers by itself once the server is back.
 public final class PostgresStore: Store {
     public let backendName = "postgres"
+    public let readsWaitOnAnotherProcess = true
     public let url: PostgresURL
     public static let defaultPoolSize = 10
     public static let maximumWriteAttempts = 10

@@ -12,6 +12,7 @@ import Glibc
 /// pays for copying the WAL back into the database file.
 public final class SQLiteStore: Store {
     public let backendName = "sqlite"
+    public let readsWaitOnAnotherProcess = false
     public let path: String
     private let writer: SQLiteGroupCommit
     private let readers: ConnectionPool

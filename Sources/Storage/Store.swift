@@ -113,6 +113,9 @@ extension StoreTransaction {
 public protocol Store: Sendable {
     /// "sqlite" or, later, "postgres".
     var backendName: String { get }
+    /// True when a read waits on another process (a round trip to a database server) and so holds the thread
+    /// that makes it; the HTTP server then runs more listener threads per core.
+    var readsWaitOnAnotherProcess: Bool { get }
     /// Applies pending numbered migrations, each in its own transaction, and returns the
     /// versions applied by this call (empty when up to date). Throws
     /// `StoreError.schemaTooNew` for a database migrated by a newer build.

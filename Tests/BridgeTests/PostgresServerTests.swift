@@ -32,6 +32,9 @@ struct PostgresServerTests {
         try withDatabase { url in
             let harness = try BridgeHarness(["BRIDGE_DATABASE": url, "BRIDGE_DATABASE_POOL_SIZE": "3"])
             #expect(harness.app.store.backendName == "postgres")
+            // A PostgreSQL read is a round trip made on the listener thread: four threads per core.
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            #expect(harness.server.http.configuration.threadPoolSize == min(256, max(4, 4 * cores)))
             let browser = TestBrowser(harness)
             #expect(try browser.signIn().status == 303)
             #expect(try browser.get("/session").status == 200)

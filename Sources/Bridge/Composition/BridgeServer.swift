@@ -21,6 +21,11 @@ public final class BridgeServer {
         listener.port = app.configuration.port
         // The listener's per-client cap counts clients behind the proxies BRIDGE_TRUSTED_PROXIES names.
         listener.trustsForwardedFor = app.isTrustedProxy
+        if listener.threadPoolSize <= 0 {
+            listener.threadPoolSize = ServerConfiguration.defaultListenerThreads(
+                cores: ProcessInfo.processInfo.activeProcessorCount,
+                readsWaitOnAnotherProcess: store.readsWaitOnAnotherProcess)
+        }
         http = HTTPServer(configuration: listener, responder: app.makeResponder(), logger: logger,
                           refusal: app.refusalResponse)
         sweeper = Self.makeSweeper(store: store, app: app, clock: clock)
