@@ -40,9 +40,9 @@ public struct ServerConfiguration: Sendable {
     /// and few threads wake less often: on 2 cores, 8 threads gave `GET /healthz` 92 % of the plain-C reference
     /// where 32 gave 64 %. With SQLite the one writer thread shares the cores with every listener thread that
     /// has work, and 4 instead of 8 left it more of them: in six pairs of runs taken in turns at 256 connections,
-    /// sign-ins' p99 fell from a median 43 to 39 ms and their CPU from 134 to 125 µs (README, "Benchmarks"). The spare ones cover the rarer writes that
-    /// still wait (account deletion, the OpenID provider's authorization, userinfo and revocation, Apple's
-    /// notifications).
+    /// sign-ins' p99 fell from a median 43 to 39 ms and their CPU from 134 to 125 µs (README, "Benchmarks").
+    /// The spare ones cover the rarer writes that still wait (account deletion, the OpenID provider's
+    /// authorization, userinfo and revocation, Apple's notifications).
     public static func defaultListenerThreads(cores: Int, readsWaitOnAnotherProcess: Bool = true) -> Int {
         min(256, max(4, cores * (readsWaitOnAnotherProcess ? 4 : 2)))
     }
