@@ -4,6 +4,13 @@
 -- and hands them to its connections in order, so no request is sent twice across threads or connections.
 -- Connections are HTTP/1.1 keep-alive, as wrk opens them. When a thread has every answer it writes
 -- $SIGNIN_BENCH_DIR/done.N (the script then stops wrk) and stops.
+--
+-- With $SIGNIN_BENCH_RATE (sign-ins a second, offered by all $SIGNIN_BENCH_THREADS threads together) each thread
+-- sends its sign-ins on a fixed schedule instead of as soon as a connection is free: the load of a given number
+-- of browsers arriving at that rate (an open loop, up to the connection count in flight), not a closed loop whose
+-- latency is the connection count divided by the throughput. wrk's delay() counts whole milliseconds, so
+-- sign-ins due within the same millisecond go together. A thread that falls behind its schedule sends at once
+-- until it has caught up; the figure scripts/bench prints is the rate actually reached.
 local ffi = require("ffi")
 ffi.cdef [[
 typedef struct { long tv_sec; long tv_nsec; } signin_bench_timespec;
@@ -16,6 +23,8 @@ local function now()
 end
 
 local directory = os.getenv("SIGNIN_BENCH_DIR")
+local offered_rate = tonumber(os.getenv("SIGNIN_BENCH_RATE") or "")
+local thread_count = tonumber(os.getenv("SIGNIN_BENCH_THREADS") or "") or 1
 -- wrk asks thread 1 for one request before starting, only to check its syntax; it is never sent.
 local syntax_probe = "GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n"
 -- What a connection sends once its thread has handed out every sign-in: an unfinished request, so the server
@@ -45,6 +54,21 @@ function init(args)
     statuses = {}
     probe_pending = (id == 1)
     first_sent, last_answer = 0, 0
+    -- Seconds between two of this thread's sign-ins, and when the next one is due (set at the first).
+    spacing = offered_rate and offered_rate > 0 and thread_count / offered_rate or nil
+    next_due = nil
+end
+
+-- Only defined with a rate: wrk then asks it before every request on every connection.
+if offered_rate and offered_rate > 0 then
+    function delay()
+        if handed >= total or probe_pending then return 0 end
+        local at = now()
+        next_due = next_due or at
+        local wait = next_due - at
+        next_due = next_due + spacing
+        return wait > 0 and wait * 1000 or 0
+    end
 end
 
 function request()
