@@ -87,6 +87,25 @@ public final class PostgresStore: Store {
         try unitOfWork(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", maximumAttempts: 1, body)
     }
 
+    /// In autocommit, where one statement sees one snapshot. A read runs again on a new connection when the
+    /// server had dropped the one it got, as `read` does when its `BEGIN` finds that.
+    public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        var staleConnections = 0
+        while true {
+            let connection = try borrow()
+            defer { pool.giveBack(connection) }
+            connection.clearFailure()
+            if connection.isInsideTransaction { try? connection.execute("ROLLBACK") }
+            do {
+                return try body(PostgresTransaction(connection: connection, scrub: url.scrub))
+            } catch {
+                guard let failure = connection.lastFailure, failure.connectionLost, staleConnections == 0 else { throw error }
+                pool.discardIdle()
+                staleConnections += 1
+            }
+        }
+    }
+
     /// See the type's documentation: `body` may run more than once.
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try unitOfWork(begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", maximumAttempts: Self.maximumWriteAttempts, body)

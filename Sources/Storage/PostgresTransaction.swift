@@ -47,6 +47,32 @@ struct PostgresTransaction: StoreTransaction {
         }.first
     }
 
+    func loginAttemptWithAuthorization(state: String) throws -> (attempt: LoginAttempt, authorization: ProviderAuthorization?)? {
+        try query("""
+            SELECT l.state, l.nonce, l.binding_hash, l.created_at, l.expires_at, l.consumed_at,
+                   a.state_hash AS authorization_state_hash, a.client_id AS authorization_client_id,
+                   a.redirect_uri AS authorization_redirect_uri, a.client_state AS authorization_client_state,
+                   a.nonce AS authorization_nonce, a.code_challenge AS authorization_code_challenge,
+                   a.scope AS authorization_scope, a.created_at AS authorization_created_at
+            FROM login_attempts l LEFT JOIN provider_authorizations a ON a.state_hash = l.state
+            WHERE l.state = $1
+            """, [.text(state)]) { row in
+            let attempt = LoginAttempt(state: row.text("state"), nonce: row.text("nonce"),
+                                       bindingHash: row.text("binding_hash"), createdAt: row.date("created_at"),
+                                       expiresAt: row.date("expires_at"), consumedAt: row.optionalDate("consumed_at"))
+            let authorization = row.optionalText("authorization_state_hash").map { stateHash in
+                ProviderAuthorization(
+                    stateHash: stateHash, clientID: row.text("authorization_client_id"),
+                    redirectURI: row.text("authorization_redirect_uri"),
+                    clientState: row.optionalText("authorization_client_state"),
+                    nonce: row.optionalText("authorization_nonce"),
+                    codeChallenge: row.optionalText("authorization_code_challenge"),
+                    scope: row.text("authorization_scope"), createdAt: row.date("authorization_created_at"))
+            }
+            return (attempt: attempt, authorization: authorization)
+        }.first
+    }
+
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool {
         try run("""
             UPDATE login_attempts SET consumed_at = $1

@@ -87,6 +87,17 @@ public final class SQLiteStore: Store {
         }
     }
 
+    /// The statement's own implicit read transaction is the snapshot.
+    public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        try readers.withConnection { connection in
+            if connection.isInsideTransaction {
+                // Left open only if an earlier ROLLBACK failed; never read inside it.
+                try connection.run("ROLLBACK")
+            }
+            return try body(SQLiteTransaction(connection: connection))
+        }
+    }
+
     /// Runs `body` in a savepoint of a transaction it may share with concurrent writes;
     /// returns once that transaction committed (see `SQLiteGroupCommit`).
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {

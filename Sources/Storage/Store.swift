@@ -8,6 +8,9 @@ import Foundation
 public protocol StoreTransaction: OpenIDProviderTransaction {
     func insertLoginAttempt(_ attempt: LoginAttempt) throws
     func loginAttempt(state: String) throws -> LoginAttempt?
+    /// The login attempt and the OpenID provider authorization it carries, if any, in one statement (what the
+    /// callback reads before it verifies the token).
+    func loginAttemptWithAuthorization(state: String) throws -> (attempt: LoginAttempt, authorization: ProviderAuthorization?)?
     /// Atomic: true only for the one caller that marks an unconsumed, unexpired attempt used.
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool
 
@@ -123,6 +126,10 @@ public protocol Store: Sendable {
     /// A read-only transaction on a consistent snapshot. It does not see writes of a
     /// `write` still running, even on the same thread.
     func read<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+    /// `read` for a body that runs one statement, which is then its own snapshot: no `BEGIN` and `COMMIT`
+    /// around it (on PostgreSQL one round trip instead of three, on the thread that waits for them). A body
+    /// that runs more than one statement must use `read`: each of its statements could see a different state.
+    func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// One write transaction: committed when `body` returns, rolled back when it throws
     /// (the error is rethrown unchanged). Writes are serialized; do not nest `write` calls.
     /// Do not swallow a failed statement's error and carry on inside `body`: PostgreSQL
@@ -136,6 +143,10 @@ public protocol Store: Sendable {
 }
 
 extension Store {
+    public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        try read(body)
+    }
+
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         completion(Result { try write(body) })

@@ -65,6 +65,35 @@ import Testing
         }
     }
 
+    @Test("the callback's one-statement read: the login attempt, with its authorization when it has one, and fresh",
+          arguments: Backend.allCases)
+    func attemptWithAuthorization(backend: Backend) throws {
+        try withFreshStore(backend) { fixture in
+            let store = fixture.store
+            let authorization = ProviderAuthorization(stateHash: "oidc", clientID: "app", redirectURI: "https://a/cb",
+                                                      clientState: "cs", nonce: "n", codeChallenge: "cc",
+                                                      scope: "openid email", createdAt: t0 + 1)
+            try store.write { tx in
+                try tx.insertLoginAttempt(loginAttempt("plain", lifetime: 60))
+                try tx.insertLoginAttempt(loginAttempt("oidc", lifetime: 60))
+                try tx.insertProviderAuthorization(authorization)
+            }
+            let read = { (state: String) in try store.readOneStatement { try $0.loginAttemptWithAuthorization(state: state) } }
+            let plain = try read("plain")
+            #expect(plain?.attempt == loginAttempt("plain", lifetime: 60))
+            #expect(plain != nil && plain?.authorization == nil)
+            let oidc = try read("oidc")
+            #expect(oidc?.attempt == loginAttempt("oidc", lifetime: 60))
+            #expect(oidc?.authorization == authorization)
+            #expect(try read("unknown") == nil)
+            // Each call is a snapshot of its own: a write committed since shows at once.
+            #expect(try store.write { try $0.consumeLoginAttempt(state: "plain", now: t0 + 5) })
+            #expect(try read("plain")?.attempt.consumedAt == t0 + 5)
+            #expect(try fixture.openAnother().readOneStatement { try $0.loginAttemptWithAuthorization(state: "plain") }?
+                .attempt.consumedAt == t0 + 5)
+        }
+    }
+
     @Test("a grant names its client; a refresh token's family is found rotated or not", arguments: Backend.allCases)
     func grants(backend: Backend) throws {
         try withFreshStore(backend) { fixture in

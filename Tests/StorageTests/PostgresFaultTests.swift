@@ -72,6 +72,19 @@ import TestSupport
         }
     }
 
+    @Test("restarted while idle: a one-statement read works on a new connection, without an error")
+    func restartWhileIdleOneStatementRead() throws {
+        try withFaultStore(poolSize: 3) { store in
+            try store.write { try $0.insertLoginAttempt(loginAttempt("before-restart")) }
+            onThreads(3) { _ in _ = try? store.read { try $0.loginAttempt(state: "before-restart") } }
+            try server("restart")
+            let call = timed { _ = try store.readOneStatement { try $0.loginAttemptWithAuthorization(state: "before-restart") } }
+            #expect(call.error == nil, "\(String(describing: call.error))")
+            #expect(try store.readOneStatement { try $0.loginAttemptWithAuthorization(state: "before-restart") }?
+                .attempt.state == "before-restart")
+        }
+    }
+
     @Test("stopped under load: every call fails fast with unavailable; started again, the store recovers by itself")
     func outageUnderLoad() throws {
         try withFaultStore(poolSize: 4) { store in

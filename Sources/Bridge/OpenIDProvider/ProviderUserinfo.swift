@@ -23,7 +23,7 @@ struct ProviderUserinfo: Sendable {
         guard let token = request.bearerToken, let claims = accessTokens.verify(token, now: now) else {
             throw OAuthRefusal.invalidToken("the access token is missing, invalid or expired")
         }
-        guard let (session, user) = try store.read({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
+        guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
               session.userID == claims.userID else { throw OAuthRefusal.invalidToken("the session has ended") }
         var response = Response.json(JSONValue.object(Self.subject(user).claims(scopes: claims.scopes)).serialized())
         response.headers.set("Cache-Control", "no-store")

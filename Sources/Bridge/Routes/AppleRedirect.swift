@@ -98,15 +98,15 @@ struct AppleRedirect: Sendable {
     }
 
     /// The login attempt of the state the callback names (known, not yet used, not expired), and the OpenID
-    /// provider authorization it finishes, if any: both read in one transaction.
+    /// provider authorization it finishes, if any: both read by one statement.
     func liveAttempt(_ fields: FormFields) throws -> (LoginAttempt, ProviderAuthorization?) {
         guard let state = fields["state"], !state.isEmpty else { throw PageRefusal.missingState }
         let stateDigest = SecretTokens.digest(state)
         let now = clock.now
-        let (found, authorization) = try store.read { transaction in
-            (try transaction.loginAttempt(state: stateDigest), try transaction.providerAuthorization(stateHash: stateDigest))
+        let found = try store.readOneStatement { try $0.loginAttemptWithAuthorization(state: stateDigest) }
+        guard let (attempt, authorization) = found, ConstantTime.equals(attempt.state, stateDigest) else {
+            throw PageRefusal.unknownState
         }
-        guard let attempt = found, ConstantTime.equals(attempt.state, stateDigest) else { throw PageRefusal.unknownState }
         if attempt.consumedAt != nil { throw SignInFailure.loginAttemptAlreadyUsed }
         if attempt.expiresAt <= now { throw PageRefusal.stateExpired }
         return (attempt, authorization)

@@ -18,7 +18,7 @@ struct BearerAuthentication: Sendable {
         let now = clock.now
         guard let token = request.bearerToken else { throw APIError.missingAccessToken }
         guard let claims = accessTokens.verify(token, now: now) else { throw APIError.invalidAccessToken }
-        guard let (session, user) = try store.read({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
+        guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
               session.userID == claims.userID else { throw APIError.invalidAccessToken }
         return AuthenticatedCaller(session: session, user: user)
     }

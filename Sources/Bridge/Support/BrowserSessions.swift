@@ -22,7 +22,7 @@ struct BrowserSessions: Sendable {
     func visit(_ request: Request) throws -> SignedInVisit? {
         guard let id = request.cookie(cookieNames.session), !id.isEmpty else { return nil }
         let now = clock.now
-        guard let (session, user) = try store.read({ try $0.session(idHash: SecretTokens.digest(id), now: now) }) else {
+        guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: SecretTokens.digest(id), now: now) }) else {
             return nil
         }
         return SignedInVisit(session: session, user: user, csrfToken: csrfToken(for: session))
