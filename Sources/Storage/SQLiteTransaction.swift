@@ -22,16 +22,7 @@ struct SQLiteTransaction: StoreTransaction {
     }
 
     func loginAttemptWithAuthorization(state: String) throws -> (attempt: LoginAttempt, authorization: ProviderAuthorization?)? {
-        let attempts = TableMapping.loginAttempts
-        return try connection.query("""
-            SELECT \(attempts.selectList(prefix: "attempt_")),
-                   a.state_hash AS authorization_state_hash, a.client_id AS authorization_client_id,
-                   a.redirect_uri AS authorization_redirect_uri, a.client_state AS authorization_client_state,
-                   a.nonce AS authorization_nonce, a.code_challenge AS authorization_code_challenge,
-                   a.scope AS authorization_scope, a.created_at AS authorization_created_at
-            FROM login_attempts LEFT JOIN provider_authorizations a ON a.state_hash = login_attempts.state
-            WHERE login_attempts.state = ?
-            """, [.text(state)]) { row in
+        try connection.query(Self.loginAttemptWithAuthorization, [.text(state)]) { row in
             let authorization = try row.text("authorization_state_hash").map { stateHash in
                 ProviderAuthorization(
                     stateHash: stateHash, clientID: try row.requiredText("authorization_client_id"),
@@ -40,9 +31,20 @@ struct SQLiteTransaction: StoreTransaction {
                     codeChallenge: try row.text("authorization_code_challenge"),
                     scope: try row.requiredText("authorization_scope"), createdAt: try row.date("authorization_created_at"))
             }
-            return (attempt: try attempts.decode(row, prefix: "attempt_"), authorization: authorization)
+            return (attempt: try TableMapping.loginAttempts.decode(row), authorization: authorization)
         }.first
     }
+
+    /// Made once: the callback runs it for every sign-in. The attempt's columns keep their names.
+    private static let loginAttemptWithAuthorization = """
+        SELECT \(TableMapping.loginAttempts.selectList()),
+               a.state_hash AS authorization_state_hash, a.client_id AS authorization_client_id,
+               a.redirect_uri AS authorization_redirect_uri, a.client_state AS authorization_client_state,
+               a.nonce AS authorization_nonce, a.code_challenge AS authorization_code_challenge,
+               a.scope AS authorization_scope, a.created_at AS authorization_created_at
+        FROM login_attempts LEFT JOIN provider_authorizations a ON a.state_hash = login_attempts.state
+        WHERE login_attempts.state = ?
+        """
 
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool {
         let changed = try connection.run("""
