@@ -87,23 +87,9 @@ public final class PostgresStore: Store {
         try unitOfWork(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", maximumAttempts: 1, body)
     }
 
-    /// In autocommit, where one statement sees one snapshot. A read runs again on a new connection when the
-    /// server had dropped the one it got, as `read` does when its `BEGIN` finds that.
+    /// In autocommit, where one statement sees one snapshot.
     public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-        var staleConnections = 0
-        while true {
-            let connection = try borrow()
-            defer { pool.giveBack(connection) }
-            connection.clearFailure()
-            if connection.isInsideTransaction { try? connection.execute("ROLLBACK") }
-            do {
-                return try body(PostgresTransaction(connection: connection, scrub: url.scrub))
-            } catch {
-                guard let failure = connection.lastFailure, failure.connectionLost, staleConnections == 0 else { throw error }
-                pool.discardIdle()
-                staleConnections += 1
-            }
-        }
+        try unitOfWork(begin: nil, maximumAttempts: 1, body)
     }
 
     /// See the type's documentation: `body` may run more than once.
@@ -120,8 +106,9 @@ public final class PostgresStore: Store {
 
     deinit { writeWorkers.stop() }
 
+    /// `begin` nil: no transaction around `body`, for a body of one statement.
     private func unitOfWork<T>(
-        begin: String, maximumAttempts: Int, _ body: (any StoreTransaction) throws -> T
+        begin: String?, maximumAttempts: Int, _ body: (any StoreTransaction) throws -> T
     ) throws -> T {
         var attempt = 1
         var staleConnections = 0
@@ -152,8 +139,17 @@ public final class PostgresStore: Store {
     }
 
     private func transaction<T>(
-        on connection: PostgresConnection, begin: String, _ body: (any StoreTransaction) throws -> T
+        on connection: PostgresConnection, begin: String?, _ body: (any StoreTransaction) throws -> T
     ) throws -> T {
+        guard let begin else {
+            do {
+                return try body(PostgresTransaction(connection: connection, scrub: url.scrub))
+            } catch {
+                // A dropped connection fails the statement itself: a read, so nothing ran, and it can go again.
+                if let failure = connection.lastFailure, failure.connectionLost { throw StaleConnection(failure: failure) }
+                throw error
+            }
+        }
         do {
             try connection.execute(begin)
         } catch {

@@ -90,11 +90,7 @@ public final class SQLiteStore: Store {
     /// The statement's own implicit read transaction is the snapshot.
     public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try readers.withConnection { connection in
-            if connection.isInsideTransaction {
-                // Left open only if an earlier ROLLBACK failed; never read inside it.
-                try connection.run("ROLLBACK")
-            }
-            return try body(SQLiteTransaction(connection: connection))
+            try Self.transaction(on: connection, begin: nil, body)
         }
     }
 
@@ -114,13 +110,15 @@ public final class SQLiteStore: Store {
     var waitingWriterCount: Int { writer.waitingWriterCount }
     var checkpointCount: Int { checkpointer.checkpointCount }
 
+    /// `begin` nil: no transaction around `body`, for a body of one statement.
     private static func transaction<T>(
-        on connection: SQLiteConnection, begin: String, _ body: (any StoreTransaction) throws -> T
+        on connection: SQLiteConnection, begin: String?, _ body: (any StoreTransaction) throws -> T
     ) throws -> T {
         if connection.isInsideTransaction {
             // Left open only if an earlier ROLLBACK failed; never build on top of it.
             try connection.run("ROLLBACK")
         }
+        guard let begin else { return try body(SQLiteTransaction(connection: connection)) }
         try connection.run(begin)
         do {
             let result = try body(SQLiteTransaction(connection: connection))
