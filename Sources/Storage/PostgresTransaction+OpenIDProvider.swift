@@ -43,12 +43,16 @@ extension PostgresTransaction {
         try query("""
             SELECT state_hash, client_id, redirect_uri, client_state, nonce, code_challenge, scope, created_at
             FROM provider_authorizations WHERE state_hash = $1
-            """, [.text(stateHash)]) { row in
-            ProviderAuthorization(stateHash: row.text("state_hash"), clientID: row.text("client_id"),
-                                  redirectURI: row.text("redirect_uri"), clientState: row.optionalText("client_state"),
-                                  nonce: row.optionalText("nonce"), codeChallenge: row.optionalText("code_challenge"),
-                                  scope: row.text("scope"), createdAt: row.date("created_at"))
-        }.first
+            """, [.text(stateHash)]) { Self.decodeProviderAuthorization($0) }.first
+    }
+
+    /// `prefix`: the columns' names in a join that renamed them.
+    static func decodeProviderAuthorization(_ row: PostgresRow, prefix: String = "") -> ProviderAuthorization {
+        ProviderAuthorization(
+            stateHash: row.text(prefix + "state_hash"), clientID: row.text(prefix + "client_id"),
+            redirectURI: row.text(prefix + "redirect_uri"), clientState: row.optionalText(prefix + "client_state"),
+            nonce: row.optionalText(prefix + "nonce"), codeChallenge: row.optionalText(prefix + "code_challenge"),
+            scope: row.text(prefix + "scope"), createdAt: row.date(prefix + "created_at"))
     }
 
     // MARK: - Authorization codes

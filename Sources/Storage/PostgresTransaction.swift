@@ -40,11 +40,13 @@ struct PostgresTransaction: StoreTransaction {
         try query("""
             SELECT state, nonce, binding_hash, created_at, expires_at, consumed_at
             FROM login_attempts WHERE state = $1
-            """, [.text(state)]) { row in
-            LoginAttempt(state: row.text("state"), nonce: row.text("nonce"), bindingHash: row.text("binding_hash"),
-                         createdAt: row.date("created_at"), expiresAt: row.date("expires_at"),
-                         consumedAt: row.optionalDate("consumed_at"))
-        }.first
+            """, [.text(state)], Self.decodeLoginAttempt).first
+    }
+
+    static func decodeLoginAttempt(_ row: PostgresRow) -> LoginAttempt {
+        LoginAttempt(state: row.text("state"), nonce: row.text("nonce"), bindingHash: row.text("binding_hash"),
+                     createdAt: row.date("created_at"), expiresAt: row.date("expires_at"),
+                     consumedAt: row.optionalDate("consumed_at"))
     }
 
     func loginAttemptWithAuthorization(state: String) throws -> (attempt: LoginAttempt, authorization: ProviderAuthorization?)? {
@@ -57,19 +59,9 @@ struct PostgresTransaction: StoreTransaction {
             FROM login_attempts l LEFT JOIN provider_authorizations a ON a.state_hash = l.state
             WHERE l.state = $1
             """, [.text(state)]) { row in
-            let attempt = LoginAttempt(state: row.text("state"), nonce: row.text("nonce"),
-                                       bindingHash: row.text("binding_hash"), createdAt: row.date("created_at"),
-                                       expiresAt: row.date("expires_at"), consumedAt: row.optionalDate("consumed_at"))
-            let authorization = row.optionalText("authorization_state_hash").map { stateHash in
-                ProviderAuthorization(
-                    stateHash: stateHash, clientID: row.text("authorization_client_id"),
-                    redirectURI: row.text("authorization_redirect_uri"),
-                    clientState: row.optionalText("authorization_client_state"),
-                    nonce: row.optionalText("authorization_nonce"),
-                    codeChallenge: row.optionalText("authorization_code_challenge"),
-                    scope: row.text("authorization_scope"), createdAt: row.date("authorization_created_at"))
-            }
-            return (attempt: attempt, authorization: authorization)
+            let authorization = row.optionalText("authorization_state_hash") == nil
+                ? nil : Self.decodeProviderAuthorization(row, prefix: "authorization_")
+            return (attempt: Self.decodeLoginAttempt(row), authorization: authorization)
         }.first
     }
 

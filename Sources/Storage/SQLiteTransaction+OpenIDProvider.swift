@@ -40,16 +40,9 @@ extension SQLiteTransaction {
     }
 
     func providerAuthorization(stateHash: String) throws -> ProviderAuthorization? {
-        try connection.query("""
-            SELECT state_hash, client_id, redirect_uri, client_state, nonce, code_challenge, scope, created_at
-            FROM provider_authorizations WHERE state_hash = ?
-            """, [.text(stateHash)]) { row in
-            ProviderAuthorization(stateHash: try row.requiredText("state_hash"), clientID: try row.requiredText("client_id"),
-                                  redirectURI: try row.requiredText("redirect_uri"),
-                                  clientState: try row.text("client_state"), nonce: try row.text("nonce"),
-                                  codeChallenge: try row.text("code_challenge"), scope: try row.requiredText("scope"),
-                                  createdAt: try row.date("created_at"))
-        }.first
+        let mapping = TableMapping.providerAuthorizations
+        return try connection.query("SELECT \(mapping.columnList) FROM provider_authorizations WHERE state_hash = ?",
+                                    [.text(stateHash)]) { try mapping.decode($0) }.first
     }
 
     // MARK: - Authorization codes

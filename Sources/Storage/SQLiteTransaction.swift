@@ -23,14 +23,8 @@ struct SQLiteTransaction: StoreTransaction {
 
     func loginAttemptWithAuthorization(state: String) throws -> (attempt: LoginAttempt, authorization: ProviderAuthorization?)? {
         try connection.query(Self.loginAttemptWithAuthorization, [.text(state)]) { row in
-            let authorization = try row.text("authorization_state_hash").map { stateHash in
-                ProviderAuthorization(
-                    stateHash: stateHash, clientID: try row.requiredText("authorization_client_id"),
-                    redirectURI: try row.requiredText("authorization_redirect_uri"),
-                    clientState: try row.text("authorization_client_state"), nonce: try row.text("authorization_nonce"),
-                    codeChallenge: try row.text("authorization_code_challenge"),
-                    scope: try row.requiredText("authorization_scope"), createdAt: try row.date("authorization_created_at"))
-            }
+            let authorization = try row.text("authorization_state_hash") == nil
+                ? nil : TableMapping.providerAuthorizations.decode(row, prefix: "authorization_")
             return (attempt: try TableMapping.loginAttempts.decode(row), authorization: authorization)
         }.first
     }
@@ -38,11 +32,8 @@ struct SQLiteTransaction: StoreTransaction {
     /// Made once: the callback runs it for every sign-in. The attempt's columns keep their names.
     private static let loginAttemptWithAuthorization = """
         SELECT \(TableMapping.loginAttempts.selectList()),
-               a.state_hash AS authorization_state_hash, a.client_id AS authorization_client_id,
-               a.redirect_uri AS authorization_redirect_uri, a.client_state AS authorization_client_state,
-               a.nonce AS authorization_nonce, a.code_challenge AS authorization_code_challenge,
-               a.scope AS authorization_scope, a.created_at AS authorization_created_at
-        FROM login_attempts LEFT JOIN provider_authorizations a ON a.state_hash = login_attempts.state
+               \(TableMapping.providerAuthorizations.selectList(prefix: "authorization_"))
+        FROM login_attempts LEFT JOIN provider_authorizations ON provider_authorizations.state_hash = login_attempts.state
         WHERE login_attempts.state = ?
         """
 

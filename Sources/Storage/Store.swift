@@ -127,7 +127,7 @@ public protocol Store: Sendable {
     /// `write` still running, even on the same thread.
     func read<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// `read` for a body that runs one statement, which is then its own snapshot: no `BEGIN` and `COMMIT`
-    /// around it (on PostgreSQL one round trip instead of three, on the thread that waits for them). A body
+    /// around it (on PostgreSQL one round trip instead of three or more, on the thread that waits for them). A body
     /// that runs more than one statement must use `read`: each of its statements could see a different state.
     func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// One write transaction: committed when `body` returns, rolled back when it throws
