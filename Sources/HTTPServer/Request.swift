@@ -133,10 +133,24 @@ public struct Request: Sendable {
     }
 
     static func clientAddress(peer: String, trustedProxy: Bool, headers: HTTPHeaders) -> String {
-        guard trustedProxy, let forwarded = headers.values("X-Forwarded-For").last?.split(separator: ",").last
+        guard trustedProxy,
+              let field = headers.fields.last(where: { HTTPHeaders.sameName($0.name, "X-Forwarded-For") }),
+              let forwarded = lastNonEmptyEntry(of: field.value)
         else { return peer }
         let address = forwarded.trimmingSpaces()
         return address.isEmpty ? peer : String(address)
+    }
+
+    /// What `value.split(separator: ",").last` is, without building the array of every entry: the last
+    /// non-empty one, nil when there is none.
+    static func lastNonEmptyEntry(of value: String) -> Substring? {
+        var rest = Substring(value)
+        while let comma = rest.lastIndex(of: ",") {
+            let entry = rest[rest.index(after: comma)...]
+            if !entry.isEmpty { return entry }
+            rest = rest[..<comma]
+        }
+        return rest.isEmpty ? nil : rest
     }
 
     public var bearerToken: String? {
@@ -151,6 +165,10 @@ public struct Request: Sendable {
 extension StringProtocol {
     func trimmingSpaces() -> Substring {
         var slice = Substring(self)
+        // The usual value has neither at either end; then the Character-by-Character walk below is skipped.
+        let plainEnds = slice.utf8.first.map { $0 != 0x20 && $0 != 0x09 } ?? true
+            && slice.utf8.last.map { $0 != 0x20 && $0 != 0x09 } ?? true
+        if plainEnds { return slice }
         while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
         while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
         return slice

@@ -56,11 +56,14 @@ struct PrefixedRow: StoredRow {
 package struct TableMapping<Model>: Sendable {
     package let table: String
     package let columns: [String]
+    /// `a, b, …` for `RETURNING` and single-table selects; joined once, not on every statement.
+    package let columnList: String
     private let decoder: @Sendable (any StoredRow) throws -> Model
 
     init(table: String, columns: [String], decoder: @escaping @Sendable (any StoredRow) throws -> Model) {
         self.table = table
         self.columns = columns
+        self.columnList = columns.joined(separator: ", ")
         self.decoder = decoder
     }
 
@@ -68,11 +71,6 @@ package struct TableMapping<Model>: Sendable {
     package func selectList(prefix: String = "") -> String {
         columns.map { prefix.isEmpty ? "\(table).\($0)" : "\(table).\($0) AS \(prefix)\($0)" }
             .joined(separator: ", ")
-    }
-
-    /// `a, b, …` for `RETURNING` and single-table selects.
-    package var columnList: String {
-        columns.joined(separator: ", ")
     }
 
     package func decode(_ row: any StoredRow, prefix: String = "") throws -> Model {
