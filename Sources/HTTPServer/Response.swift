@@ -61,12 +61,23 @@ public struct Cookie: Sendable, Equatable {
         Cookie(name: name, value: "", path: path, maxAge: 0, sameSite: sameSite)
     }
 
+    /// Appended to one string: an array of parts joined cost a sign-in (two cookies) about 1.5 % of its instructions.
     public var headerValue: String {
-        var parts = ["\(name)=\(value)", "Path=\(path)"]
-        if let maxAge { parts.append("Max-Age=\(maxAge)") }
-        if secure || sameSite == .none { parts.append("Secure") }
-        if httpOnly { parts.append("HttpOnly") }
-        parts.append("SameSite=\(sameSite.rawValue)")
-        return parts.joined(separator: "; ")
+        var header = ""
+        header.reserveCapacity(name.utf8.count + value.utf8.count + path.utf8.count + 64)
+        header += name
+        header += "="
+        header += value
+        header += "; Path="
+        header += path
+        if let maxAge {
+            header += "; Max-Age="
+            header += String(maxAge)
+        }
+        if secure || sameSite == .none { header += "; Secure" }
+        if httpOnly { header += "; HttpOnly" }
+        header += "; SameSite="
+        header += sameSite.rawValue
+        return header
     }
 }

@@ -14,11 +14,13 @@ struct AppleCallbackGroup: Sendable {
         let (metrics, logger) = (metrics, logger)
         return { [pageErrors] request in
             try pageErrors.respond(to: request) { request in
-                // Two binding cookies of one name: one was planted, and either might sign this browser in.
-                if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
                 // Run again once the sign-in's write committed, the handler answers from the work it handed over and
-                // reads no field: the body is not parsed a second time (about 3 % of a sign-in's instructions).
-                let fields = request.hasResumedWork ? FormFields() : try Self.callbackFields(request)
+                // reads no field: the first pass checked the cookies and parsed the body (about 3 % of a sign-in's
+                // instructions), so this one does neither again.
+                let resumed = request.hasResumedWork
+                // Two binding cookies of one name: one was planted, and either might sign this browser in.
+                if !resumed, CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
+                let fields = resumed ? FormFields() : try Self.callbackFields(request)
                 do {
                     return try handler(request, fields)
                 } catch {

@@ -34,10 +34,12 @@ struct CookieNames: Sendable {
     /// every cookie that matches, so two of one name mean one was planted, and which one a parser takes is then
     /// the attacker's choice.
     static func duplicated(in request: Request) -> String? {
-        var seen: Set<String> = []
+        // A request carries a handful of this server's cookies: a scan of them is cheaper than hashing each.
+        var seen: [String] = []
         for name in request.sentCookieNames {
             guard name.hasPrefix(unprefixedBase) || name.hasPrefix(hostPrefix + unprefixedBase) else { continue }
-            if !seen.insert(name).inserted { return name }
+            if seen.contains(name) { return name }
+            seen.append(name)
         }
         return nil
     }
