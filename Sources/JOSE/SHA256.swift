@@ -14,12 +14,16 @@ public enum SHA256 {
         }
     }
 
-    /// The hash as 64 lowercase hex characters.
+    /// The hash as 64 lowercase hex characters. Inlinable, as `hash` is, so that a caller in another module gets both
+    /// specialized for its collection: a sign-in hashes five values, and the generic path looked up type metadata
+    /// at run time for each.
+    @inlinable
     public static func hexDigest(_ bytes: some Collection<UInt8>) -> String {
         Hex.encode(hash(bytes))
     }
 
     /// The hash of a string's UTF-8, as lowercase hex (e.g. a hashed nonce).
+    @inlinable
     public static func hexDigest(_ text: some StringProtocol) -> String {
         hexDigest(text.utf8)
     }
@@ -38,15 +42,25 @@ public enum SHA256 {
 
 /// Lowercase hexadecimal.
 public enum Hex {
+    /// Written straight into the string's storage, with no array of digits or of output built first. Inlinable so
+    /// that callers in other modules (and `SHA256.hexDigest` inlined into them) iterate their concrete collection
+    /// instead of going through its protocol witnesses byte by byte.
+    @inlinable
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
+        String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            var written = 0
+            for byte in bytes {
+                output[written] = digit(byte >> 4)
+                output[written + 1] = digit(byte & 0x0F)
+                written += 2
+            }
+            return written
         }
-        return String(decoding: output, as: UTF8.self)
+    }
+
+    @usableFromInline
+    static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// Decodes hex of either case; nil for odd length or any non-hex character.

@@ -117,6 +117,11 @@ struct SymmetricCryptoTests {
     @Test("hex encoding")
     func hex() {
         #expect(Hex.encode([0x00, 0xAB, 0xFF]) == "00abff")
+        #expect(Hex.encode([UInt8]()) == "")
+        let every = (0...255).map { UInt8($0) }
+        #expect(Hex.encode(every).hasPrefix("000102") && Hex.encode(every).hasSuffix("fdfeff"))
+        #expect(Hex.decode(Hex.encode(every)) == every)
+        #expect(Hex.encode(every[250...]) == "fafbfcfdfeff")  // a slice, not an array
         #expect(Hex.decode("00ABff") == [0x00, 0xAB, 0xFF])
         #expect(Hex.decode("abc") == nil)
         #expect(Hex.decode("zz") == nil)
