@@ -42,9 +42,9 @@ extension Optional<String> {
     package var nonBlank: String? {
         guard var string = self, !string.isEmpty else { return nil }
         // Nothing to trim when both ends are visible ASCII: the usual name or address, which then skips Foundation's
-        // CharacterSet walk (about 2 % of a sign-in's instructions, for two fields).
-        let plainEnds = string.withUTF8 { bytes in bytes[0] > 0x20 && bytes[0] < 0x7F && bytes[bytes.count - 1] > 0x20 && bytes[bytes.count - 1] < 0x7F }
-        if plainEnds { return string }
+        // CharacterSet walk (1.6 % of a sign-in's instructions, for two fields).
+        func isVisibleASCII(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }
+        if string.withUTF8({ isVisibleASCII($0[0]) && isVisibleASCII($0[$0.count - 1]) }) { return string }
         let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
         return trimmed.isEmpty ? nil : trimmed
     }
