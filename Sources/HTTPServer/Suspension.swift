@@ -68,10 +68,6 @@ extension Request {
     /// over; nil otherwise, and once taken.
     public func takeResumedWork() -> (@Sendable () throws -> Response)? { resumedWork?.take() }
 
-    /// True when the chain runs again after a suspension and the rest of the work has not been taken yet: steps
-    /// before the handler that suspended can skip what only the first pass needs.
-    public var hasResumedWork: Bool { resumedWork.map { !$0.wasTaken } ?? false }
-
     /// Answers with `finish(outcome)` once the work `start` begins has its outcome: on a listener thread by
     /// suspending the request meanwhile (so the handler must begin with `takeResumedWork()`), elsewhere by
     /// waiting for it. `start` gets the callback to call once, from any thread, with the outcome.

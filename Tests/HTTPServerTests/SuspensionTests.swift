@@ -32,15 +32,6 @@ func suspendingRouter(_ held: HeldWork) -> Router {
             .text("held:\(try outcome.get())")
         }
     }
-    // What the chain sees of the suspension: before the handler took its work back, and after.
-    router.add("GET", "/flag") { request in
-        let before = request.hasResumedWork
-        if let rest = request.takeResumedWork() {
-            _ = try rest()
-            return .text("resumed before:\(before) after:\(request.hasResumedWork)")
-        }
-        return try request.answer(afterStarting: { done in held.hold { done(.success("")) } }) { _ in .text("") }
-    }
     router.add("GET", "/failing") { request in
         if let rest = request.takeResumedWork() { return try rest() }
         return try request.answer(afterStarting: { (done: @escaping @Sendable (Result<String, any Error>) -> Void) in
@@ -96,23 +87,6 @@ struct SuspensionTests {
             #expect(all.count == 32)
             #expect(all.enumerated().allSatisfy { $0.element?.status == 200 && $0.element?.text == "held:\($0.offset)" })
         }
-    }
-
-    @Test("hasResumedWork is true in the chain's second pass until the handler takes its work back, and false in the first")
-    func resumedWorkFlag() throws {
-        let held = HeldWork()
-        try withServer(Self.oneListenerThread(), responder: suspendingRouter(held)) { server in
-            let port = server.port
-            let answer = Mutex<RawHTTPResponse?>(nil)
-            let background = Thread { answer.withLock { $0 = try? RawHTTPClient.request(port: port, path: "/flag") } }
-            background.start()
-            let deadline = Date() + 10
-            while held.count < 1, Date() < deadline { usleep(1_000) }
-            held.release()
-            while answer.withLock({ $0 == nil }), Date() < deadline { usleep(1_000) }
-            #expect(answer.withLock { $0?.text } == "resumed before:true after:false")
-        }
-        #expect(!Request(method: "GET", path: "/").hasResumedWork)
     }
 
     @Test("work that fails is answered by the handler's own error mapping, on the same keep-alive connection")

@@ -14,15 +14,14 @@ struct AppleCallbackGroup: Sendable {
         let (metrics, logger) = (metrics, logger)
         return { [pageErrors] request in
             try pageErrors.respond(to: request) { request in
-                // Run again once the sign-in's write committed, the handler answers from the work it handed over and
-                // reads no field: the first pass checked the cookies and parsed the body (about 3 % of a sign-in's
-                // instructions), so this one does neither again.
-                let resumed = request.hasResumedWork
+                // Run again once the sign-in's write committed, the rest of the work answers, as in the other groups:
+                // the first pass checked the cookies and parsed the body (about 3 % of a sign-in's instructions).
+                let rest = request.takeResumedWork()
                 // Two binding cookies of one name: one was planted, and either might sign this browser in.
-                if !resumed, CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
-                let fields = resumed ? FormFields() : try Self.callbackFields(request)
+                if rest == nil, CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
                 do {
-                    return try handler(request, fields)
+                    if let rest { return try rest() }
+                    return try handler(request, try Self.callbackFields(request))
                 } catch {
                     if let refusal = WebErrorPresenter.describe(error) {
                         metrics.increment("bridge_callback_rejections_total", ["reason": refusal.reasonCode])

@@ -41,8 +41,9 @@ struct AppleRedirect: Sendable {
     /// Finishes sign-ins that an OpenID client started at the authorization endpoint.
     let provider: ProviderAuthorizationFlow
 
+    /// Behind `AppleCallbackGroup.formPost`, which answers the request with the rest of the work once its write
+    /// committed.
     func finish(_ request: Request, _ fields: FormFields) throws -> Response {
-        if let signedIn = request.takeResumedWork() { return try signedIn() }
         if let error = fields["error"], !error.isEmpty {
             if let toClient = try provider.appleError(request, fields, appleError: error) { return toClient }
             return try appleReportedError(error)
