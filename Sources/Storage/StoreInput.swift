@@ -7,6 +7,10 @@ package enum StoreInput {
         guard !profile.sub.isEmpty else {
             throw StoreError.invalidArgument("an Apple user needs a non-empty sub")
         }
+        // SQLite and libpq take text up to its first NUL: "a\0b" would be stored, and found, as the user "a".
+        for text in [profile.sub, profile.email, profile.displayName] where text?.utf8.contains(0) == true {
+            throw StoreError.invalidArgument("an Apple user's sub, email and name cannot contain a NUL character")
+        }
     }
 
     package static func validate(_ record: AppleTokenRecord) throws {

@@ -101,6 +101,35 @@ extension StoreBehaviour {
             }
         }
 
+        @Test("a NUL in the sub, email or name is refused and writes nothing (stored, \"a\\0b\" would be the user \"a\")",
+              arguments: [appleProfile(sub: "001.a\u{0}b"), appleProfile(sub: "s", email: "a@example.com\u{0}x"),
+                          appleProfile(sub: "s", name: "Kim\u{0}Minji")])
+        func nulRefused(profile: AppleUserProfile) throws {
+            try withTemporaryStore { store, _ throws in
+                _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.a"), now: t0) }
+                #expect(throws: StoreError.self) {
+                    try store.write { try $0.upsertAppleUser(profile, now: t0) }
+                }
+                #expect(try store.read { try $0.countUsers() } == 1)
+            }
+        }
+
+        @Test("a new user comes back exactly as a later read finds it, each with its own id",
+              arguments: [appleProfile(sub: "001.n", email: "x1@privaterelay.appleid.com", verified: true,
+                                       privateRelay: true, name: "Kim Minji"),
+                          appleProfile(sub: "001.m", email: " ", verified: true, privateRelay: true, name: nil)])
+        func newUserAsStored(profile: AppleUserProfile) throws {
+            try withTemporaryStore { store, _ throws in
+                let earlier = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.earlier"), now: t0) }
+                // A time between two seconds: the store keeps whole seconds, and so must the user it returns.
+                let created = try store.write { try $0.upsertAppleUser(profile, now: t0 + 0.75) }
+                #expect(created.created)
+                #expect(created.user.id > earlier.user.id)
+                #expect(created.user.createdAt == t0)
+                #expect(try store.read { try $0.user(id: created.user.id) } == created.user)
+            }
+        }
+
         @Test("unknown id finds nothing; deleteUser reports whether it deleted")
         func lookupAndDelete() throws {
             try withTemporaryStore { store, _ throws in
