@@ -120,6 +120,11 @@ final class SQLiteConnection {
         }
     }
 
+    /// The rowid of the last row this connection inserted successfully.
+    var lastInsertedRowID: Int64 {
+        sqlite3_last_insert_rowid(handle)
+    }
+
     /// Runs a query (cached) and decodes every row.
     func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ decode: (SQLiteRow) throws -> T) throws -> [T] {
         try withStatement(sql, values) { statement in
