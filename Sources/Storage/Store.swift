@@ -133,7 +133,10 @@ public protocol Store: Sendable {
     /// One write transaction: committed when `body` returns, rolled back when it throws
     /// (the error is rethrown unchanged). Writes are serialized; do not nest `write` calls.
     /// Do not swallow a failed statement's error and carry on inside `body`: PostgreSQL
-    /// aborts the whole transaction at that point.
+    /// aborts the whole transaction at that point. `body` may run more than once before its
+    /// transaction commits (PostgreSQL after a serialization failure, SQLite after another write of
+    /// its batch failed), and only the last run counts: it must change nothing but the database and
+    /// what it returns — count, log and answer in the caller, after `write` returned.
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// `write` without waiting: `completion` gets the outcome once the transaction committed (or failed), on
     /// whichever thread finished it (the caller's own, for a store that cannot do better than `write`). Keep

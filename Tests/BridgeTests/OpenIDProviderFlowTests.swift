@@ -154,6 +154,7 @@ struct OpenIDProviderFlowTests {
         let replay = try party.token([("grant_type", "refresh_token"), ("refresh_token", firstRefresh),
                                       ("client_id", RelyingParty.publicClient)])
         #expect(replay.status == 400 && replay.body["error"] == "invalid_grant")
+        #expect(party.harness.app.metrics.value("bridge_refresh_reuse_total") == 1)
         let afterReplay = try party.token([("grant_type", "refresh_token"), ("refresh_token", secondRefresh),
                                            ("client_id", RelyingParty.publicClient)])
         #expect(afterReplay.body["error"] == "invalid_grant")
@@ -211,6 +212,7 @@ struct OpenIDProviderFlowTests {
         #expect(first.status == 200)
         let second = try party.redeem(code)
         #expect(second.body["error"] == "invalid_grant")
+        #expect(party.harness.app.metrics.value("bridge_oidc_code_replays_total") == 1)
         let revoked = try party.token([("grant_type", "refresh_token"), ("client_id", RelyingParty.publicClient),
                                        ("refresh_token", first.body["refresh_token"]?.stringValue ?? "")])
         #expect(revoked.body["error"] == "invalid_grant")

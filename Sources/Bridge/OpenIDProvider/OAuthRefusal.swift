@@ -6,6 +6,14 @@ struct OAuthRefusal: Error, Equatable {
     var status: Int
     var error: String
     var description: String
+    /// The replay the token endpoint's transaction found (and answered by revoking what it had issued): counted and
+    /// logged once that committed.
+    var replay: Replay? = nil
+
+    enum Replay: Equatable {
+        case code(clientID: String)
+        case refreshToken
+    }
 
     static func invalidRequest(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_request", description: description) }
     static func invalidGrant(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_grant", description: description) }

@@ -51,6 +51,17 @@ struct ProviderTokenEndpoint: Sendable {
         default: throw OAuthRefusal(status: 400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token")
         }
         return try request.answer(afterWriting: transaction, to: store) { [self] outcome in
+            // Counted here, after the commit: a write closure may run twice (see `Store.write`).
+            if case let .failure(refusal) = outcome, let replay = refusal.replay {
+                switch replay {
+                case let .code(clientID):
+                    metrics.increment("bridge_oidc_code_replays_total")
+                    logger.warning("oidc_code_replayed", ["client_id": clientID])
+                case .refreshToken:
+                    metrics.increment("bridge_refresh_reuse_total")
+                    logger.warning("refresh_token_reused", ["flow": Self.sessionFlow])
+                }
+            }
             let grant = try outcome.get()
             metrics.increment("bridge_oidc_tokens_issued_total", ["grant_type": form["grant_type"] ?? ""])
             return try tokenResponse(grant, client: client)
@@ -73,9 +84,9 @@ struct ProviderTokenEndpoint: Sendable {
             case let .replayed(record):
                 // A code presented twice was intercepted, or the client is broken: what it issued goes too.
                 if let family = record.familyID { try transaction.revokeRefreshFamily(family) }
-                metrics.increment("bridge_oidc_code_replays_total")
-                logger.warning("oidc_code_replayed", ["client_id": record.clientID])
-                return .failure(.invalidGrant("the code was already used; the tokens it gave are revoked"))
+                var refusal = OAuthRefusal.invalidGrant("the code was already used; the tokens it gave are revoked")
+                refusal.replay = .code(clientID: record.clientID)
+                return .failure(refusal)
             case let .redeemed(record):
                 if let refusal = Self.check(record, client: client, redirectURI: redirectURI, verifier: verifier) {
                     return .failure(refusal)
@@ -145,9 +156,9 @@ struct ProviderTokenEndpoint: Sendable {
                                       authTime: grant.authTime))
             case let .reused(old):
                 try transaction.revokeRefreshFamily(old.familyID)
-                metrics.increment("bridge_refresh_reuse_total")
-                logger.warning("refresh_token_reused", ["flow": Self.sessionFlow])
-                return .failure(.invalidGrant("the refresh token was already used; its family is revoked"))
+                var refusal = OAuthRefusal.invalidGrant("the refresh token was already used; its family is revoked")
+                refusal.replay = .refreshToken
+                return .failure(refusal)
             case .expired, .unknown:
                 return .failure(.invalidGrant("the refresh token is unknown or has expired"))
             }
