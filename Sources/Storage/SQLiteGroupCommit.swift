@@ -3,13 +3,21 @@ import WorkerThreads
 
 /// Runs concurrent writes in shared SQLite transactions ("group commit") on one writer thread.
 ///
-/// Callers queue their closures and wait (or are called back). The writer thread opens a transaction (the batch), runs each
-/// queued closure inside a SAVEPOINT of it — released when it returns, rolled back when it throws, so each
-/// caller keeps its own all-or-nothing outcome — and commits when the queue is empty, the batch is full or
-/// old. A caller whose closure threw is answered at once; one whose closure succeeded only after that
-/// COMMIT succeeded, and if the COMMIT fails, every such caller of the batch gets its error. The sync and
-/// the page writes of a commit are paid once per batch instead of once per call, and because one thread
-/// runs every closure back to back, the writer never sits idle while the next caller's thread wakes up.
+/// Callers queue their closures and wait (or are called back). The writer thread opens a transaction (the batch), runs the
+/// queued closures in it one after another, and commits when the queue is empty, the batch is full or old. Each
+/// caller keeps its own all-or-nothing outcome: a caller whose closure threw is answered at once and none of its
+/// writes stay; one whose closure succeeded is answered only after that COMMIT succeeded, and if the COMMIT fails,
+/// every such caller of the batch gets its error. The sync and the page writes of a commit are paid once per batch
+/// instead of once per call, and because one thread runs every closure back to back, the writer never sits idle
+/// while the next caller's thread wakes up.
+///
+/// Closures run without a SAVEPOINT each while none fails, which is nearly always: a savepoint per closure (its two
+/// statements, and the copy of every page the closure first changes within it) was an eighth of the writer's work
+/// per sign-in, and the writer is the one thread every write waits for. When a closure throws, its partial writes go
+/// with the whole transaction (ROLLBACK), and the closures that had succeeded in the batch run again, in order, each
+/// in its own savepoint, as does the rest of the batch and the next one; a batch without a failure lets the one
+/// after it go without savepoints again. So closures must change nothing but the database and what they return: a
+/// closure may run twice before its batch commits, and only the last run counts.
 final class SQLiteGroupCommit: @unchecked Sendable {
     struct Limits {
         /// Successful writes after which a batch commits even if more callers wait.
@@ -22,7 +30,8 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     private final class Job: @unchecked Sendable {
         /// A write runs inside the batch; an exclusive job gets the connection outside any transaction.
         let isExclusive: Bool
-        /// Dropped as soon as it ran: a waiting caller's `withoutActuallyEscaping` checks that nothing kept it.
+        /// Kept until the job is answered (it may run again, see the type's comment), and dropped then: a waiting
+        /// caller's `withoutActuallyEscaping` checks that nothing kept it.
         private var body: ((SQLiteConnection) throws -> Void)?
         /// Called once, on the writer thread, with the outcome (nil: success); dropped then, with what it holds.
         private var answered: (((any Error)?) -> Void)?
@@ -34,10 +43,9 @@ final class SQLiteGroupCommit: @unchecked Sendable {
             self.answered = answered
         }
 
-        /// Runs the closure, once.
+        /// Runs the closure; again when its batch is replayed.
         func run(on connection: SQLiteConnection) throws {
             guard let body else { return }
-            self.body = nil
             try body(connection)
         }
 
@@ -73,10 +81,14 @@ final class SQLiteGroupCommit: @unchecked Sendable {
 
     /// The open transaction and the callers whose closures succeeded in it.
     private struct Batch {
-        let startedAt = ContinuousClock.now
+        var startedAt = ContinuousClock.now
         var succeeded: [Job] = []
         /// Set when a failed closure could not be undone on its own: the whole batch is lost.
         var failure: (any Error)?
+        /// Each closure in a savepoint of its own: after a failure in this batch or the one before.
+        var withSavepoints: Bool
+        /// A closure threw in this batch.
+        var hadFailedWrite = false
     }
 
     private static let savepoint = "SAVEPOINT store_write"
@@ -90,6 +102,8 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     private var writerThreadExited = false
     private var committedBatches = 0
     private var writerThread: Thread?
+    /// Writer thread only: whether the last batch had a closure that threw (the next one then uses savepoints).
+    private var lastBatchHadFailedWrite = false
 
     init(connection: SQLiteConnection, limits: Limits = Limits(), afterCommit: @escaping () -> Void = {}) {
         self.connection = connection
@@ -246,11 +260,53 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     private func run(_ job: Job, in open: Batch?) -> Batch? {
         var batch: Batch
         do {
-            batch = try open ?? openBatch()
+            batch = try open ?? openBatch(withSavepoints: lastBatchHadFailedWrite)
         } catch {
             job.answer(failure: error)
             return nil
         }
+        guard !batch.withSavepoints else {
+            return runInSavepoint(job, in: batch)
+        }
+        do {
+            try job.run(on: connection)
+            batch.succeeded.append(job)
+            return batch
+        } catch {
+            let replayed = replayWithSavepoints(batch)
+            job.answer(failure: error)
+            return replayed
+        }
+    }
+
+    /// After a closure that ran without a savepoint threw: undoes the whole transaction, with whatever that closure
+    /// wrote before it threw, and runs the batch's succeeded closures again, each in its own savepoint. Returns the
+    /// new batch, nil if no transaction could open (then every one of them is answered with that error).
+    private func replayWithSavepoints(_ failed: Batch) -> Batch? {
+        var batch: Batch
+        do {
+            batch = try openBatch(withSavepoints: true)
+        } catch {
+            if connection.isInsideTransaction { _ = try? connection.run("ROLLBACK") }
+            for caller in failed.succeeded { caller.answer(failure: error) }
+            lastBatchHadFailedWrite = true
+            return nil
+        }
+        batch.startedAt = failed.startedAt
+        batch.hadFailedWrite = true
+        for caller in failed.succeeded {
+            if batch.failure != nil {
+                batch.succeeded.append(caller)  // the batch is lost: answered with its failure when it ends
+            } else {
+                batch = runInSavepoint(caller, in: batch)
+            }
+        }
+        return batch
+    }
+
+    /// Runs one write inside a savepoint of the open batch, so that if it throws only its own writes are undone.
+    private func runInSavepoint(_ job: Job, in open: Batch) -> Batch {
+        var batch = open
         do {
             try connection.run(Self.savepoint)
         } catch {
@@ -262,6 +318,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
             try connection.run("RELEASE store_write")
             batch.succeeded.append(job)
         } catch {
+            batch.hadFailedWrite = true
             if !undoSavepoint(), batch.failure == nil {
                 batch.failure = StoreError.database("the shared write transaction was rolled back by a failed write")
             }
@@ -270,15 +327,15 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         return batch
     }
 
-    private func openBatch() throws -> Batch {
+    private func openBatch(withSavepoints: Bool) throws -> Batch {
         if connection.isInsideTransaction {
-            // Left open only if an earlier ROLLBACK failed; never build on top of it.
+            // The batch being replayed, or left open if an earlier ROLLBACK failed; never build on top of it.
             try connection.run("ROLLBACK")
         }
         // IMMEDIATE takes the write lock up front, so a transaction that read first
         // cannot fail later with SQLITE_BUSY when it starts writing.
         try connection.run("BEGIN IMMEDIATE")
-        return Batch()
+        return Batch(withSavepoints: withSavepoints)
     }
 
     /// Undoes the failed caller's writes only; false when that is impossible (SQLite already rolled the whole
@@ -291,6 +348,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
 
     /// COMMIT (or, for a lost batch, ROLLBACK) and answer every caller waiting for it.
     private func commit(_ batch: Batch) {
+        lastBatchHadFailedWrite = batch.hadFailedWrite
         var failure = batch.failure
         if failure == nil {
             do {

@@ -40,7 +40,8 @@ extension SQLiteStoreSpecifics {
         }
 
         /// Runs `first` holding the writer until `others` more writes wait, then `others`
-        /// writes on their own threads: all of them land in one batch.
+        /// writes on their own threads: all of them land in one batch. (When a write of the batch throws, `first`
+        /// runs again at once: it holds the writer only the first time.)
         static func oneBatch(_ store: SQLiteStore, others: Int, first: @escaping @Sendable (any StoreTransaction) throws -> Void,
                              other: @escaping @Sendable (Int, any StoreTransaction) throws -> Void) -> [String] {
             let outcomes = Collected<String>()
@@ -51,13 +52,17 @@ extension SQLiteStoreSpecifics {
                     outcomes.append("\(name) error: \(error)")
                 }
             }
+            let runs = Collected<Int>()
             done.enter()
             Thread {
                 record("first") {
                     try store.write { tx in
-                        holding.signal()
-                        let deadline = Date() + 10
-                        while store.waitingWriterCount < others, Date() < deadline { usleep(1_000) }
+                        runs.append(1)
+                        if runs.all.count == 1 {
+                            holding.signal()
+                            let deadline = Date() + 10
+                            while store.waitingWriterCount < others, Date() < deadline { usleep(1_000) }
+                        }
                         try first(tx)
                     }
                 }
@@ -91,6 +96,50 @@ extension SQLiteStoreSpecifics {
             let kept = try store.read { tx in try (0..<8).filter { try tx.loginAttempt(state: "other-\($0)") != nil } }
             #expect(kept == [1, 2, 4, 5, 7])
             #expect(try store.read { try $0.loginAttempt(state: "first") } != nil)
+        }
+
+        @Test("a write that throws after writing leaves nothing, and every other write of its batch commits once, its caller getting the value of the run that committed")
+        func failedWriteInABatch() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let store = try Self.migratedStore(database, limits: Self.oneBigBatch)
+            let before = store.committedBatchCount
+            // The first write holds the writer (on its first run only) until the eight others wait behind it.
+            let held = Collected<Int>(), release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+            answered.enter()
+            store.write({ _ in
+                if held.all.isEmpty { held.append(1); release.wait() }
+            }, completion: { _ in answered.leave() })
+            let outcomes = Collected<(Int, Result<String, any Error>)>()
+            for index in 0..<8 {
+                answered.enter()
+                store.write({ tx in
+                    // A new state on every run: a caller told the state of a run that was undone would not find it.
+                    let state = "w\(index)-\(UUID().uuidString)"
+                    try tx.insertLoginAttempt(loginAttempt(state))
+                    if index == 5 { throw Abort() }
+                    return state
+                }, completion: { outcomes.append((index, $0)); answered.leave() })
+            }
+            while store.waitingWriterCount < 8 { usleep(1_000) }
+            release.signal()
+            answered.wait()
+
+            #expect(store.committedBatchCount - before == 1)
+            var committed: [String] = []
+            for (index, outcome) in outcomes.all.sorted(by: { $0.0 < $1.0 }) {
+                switch outcome {
+                case let .success(state):
+                    #expect(index != 5)
+                    committed.append(state)
+                case let .failure(error):
+                    #expect(index == 5 && error is Abort, "write \(index): \(error)")
+                }
+            }
+            #expect(committed.count == 7)
+            #expect(try store.read { tx in try committed.allSatisfy { try tx.loginAttempt(state: $0) != nil } })
+            let path = String(database.url.dropFirst("sqlite:".count))
+            #expect(try scalar("SELECT COUNT(*) AS value FROM login_attempts", in: path) == 7)
         }
 
         @Test("while writes keep coming so the queue never runs empty, each answered write lets go of what it held")
