@@ -109,6 +109,7 @@ final class ServerContext: Sendable {
     let deadlines: ConnectionDeadlines?
     let clientLimiter: ClientRequestLimiter
     let trustsForwardedFor: @Sendable (String) -> Bool
+    let forwardedClientKey: @Sendable (String, [String]) -> String
 
     init(configuration: ServerConfiguration, responder: any HTTPResponder, logger: Logger,
          refusal: @escaping HTTPServer.Refusal) {
@@ -126,6 +127,7 @@ final class ServerContext: Sendable {
             : nil
         self.clientLimiter = ClientRequestLimiter(limit: configuration.perClientRequestLimit)
         self.trustsForwardedFor = configuration.trustsForwardedFor
+        self.forwardedClientKey = configuration.forwardedClientKey
     }
 
     /// The answer when no worker is free for a request that must leave the listener, or the server is stopping.
@@ -287,8 +289,7 @@ enum MicroHTTPDCallbacks {
         // A direct client's connections are capped by libmicrohttpd's per-IP limit (and it has at most one
         // request in flight per connection); only clients behind a trusted proxy need counting here.
         if context.clientLimiter.isEnabled && pending.peerIsTrustedProxy {
-            let client = Request.clientAddress(peer: pending.remoteAddress, trustedProxy: pending.peerIsTrustedProxy,
-                                               headers: pending.headers)
+            let client = context.forwardedClientKey(pending.remoteAddress, pending.headers.values("X-Forwarded-For"))
             guard context.clientLimiter.admit(client) else {
                 var refused = context.refusal(pending.path, 429, "Too many requests from your address at once.")
                 refused.headers.set("Retry-After", "1")

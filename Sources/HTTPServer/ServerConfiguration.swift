@@ -30,6 +30,13 @@ public struct ServerConfiguration: Sendable {
     public var perClientRequestLimit = 256
     /// Whose X-Forwarded-For is believed (the peer's numeric address); loopback by default.
     public var trustsForwardedFor: @Sendable (String) -> Bool = ServerConfiguration.isLoopback
+    /// The key `perClientRequestLimit` counts a request from a trusted proxy under, from the peer's address and the
+    /// request's X-Forwarded-For fields: by default the last entry the proxy appended. An application with limits
+    /// of its own passes the key they count under, so that both limits see the same client.
+    public var forwardedClientKey: @Sendable (_ peer: String, _ forwardedFor: [String]) -> String = { peer, fields in
+        Request.clientAddress(peer: peer, trustedProxy: true,
+                              headers: HTTPHeaders(fields.map { ("X-Forwarded-For", $0) }))
+    }
 
     public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
 

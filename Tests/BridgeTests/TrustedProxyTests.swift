@@ -41,6 +41,28 @@ struct TrustedProxyTests {
         #expect(try admitted(harness, forwardedFor: ["2001:db8:1:3::1"], calls: 1) == 1)
     }
 
+    @Test("the listener's cap on requests in flight counts an IPv6 client by its /64, as the rate limiter does")
+    func inFlightCapPerSlash64() throws {
+        var listener = ServerConfiguration()
+        listener.perClientRequestLimit = 1
+        let harness = try BridgeHarness(listener: listener)
+        // In flight from its headers on: a form post whose body never comes.
+        let held = try RawHTTPClient.connect(port: harness.port)
+        defer { close(held) }
+        RawHTTPClient.sendAll(held, Array("""
+            POST /apple_redirect HTTP/1.1\r\nHost: bridge\r\nX-Forwarded-For: 2001:db8:1:2::1\r\n\
+            Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 64\r\n\r\n
+            """.utf8))
+        let deadline = Date() + 5
+        while harness.server.http.inFlightRequests < 1, Date() < deadline { usleep(1_000) }
+        let sameNetwork = try RawHTTPClient.request(port: harness.port, path: "/healthz",
+                                                    headers: [("X-Forwarded-For", "2001:db8:1:2::beef")])
+        #expect(sameNetwork.status == 429)
+        let otherNetwork = try RawHTTPClient.request(port: harness.port, path: "/healthz",
+                                                     headers: [("X-Forwarded-For", "2001:db8:1:3::1")])
+        #expect(otherNetwork.status == 200)
+    }
+
     @Test("a malformed entry stops start-up naming the key", arguments: ["10.0.0.0/33", "not-an-address", "::1/129", "10.0.0.0/"])
     func malformed(entry: String) {
         #expect(configurationProblem(["BRIDGE_TRUSTED_PROXIES": entry])?.key == "BRIDGE_TRUSTED_PROXIES")

@@ -21,6 +21,7 @@ public final class BridgeServer {
         listener.port = app.configuration.port
         // The listener's per-client cap counts clients behind the proxies BRIDGE_TRUSTED_PROXIES names.
         listener.trustsForwardedFor = app.isTrustedProxy
+        listener.forwardedClientKey = app.clientLimitKey
         if listener.threadPoolSize <= 0 {
             listener.threadPoolSize = ServerConfiguration.defaultListenerThreads(
                 cores: ProcessInfo.processInfo.activeProcessorCount,

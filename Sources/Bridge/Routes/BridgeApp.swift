@@ -106,11 +106,14 @@ public final class BridgeApp: Sendable {
         return { peer in proxies.contains { $0.contains(peer) } }
     }
 
-    /// The client address of a connection from `peer` with these `X-Forwarded-For` fields, for the listener's
-    /// per-client limits: the same answer the rate limiter uses.
-    public var clientAddressResolver: @Sendable (_ peer: String, _ forwardedFor: [String]) -> String {
+    /// The key the sign-in rate limit counts a client under (its address, an IPv6 one by its /64), from the
+    /// connection's `peer` and the request's `X-Forwarded-For` fields: the listener's per-client cap on requests in
+    /// flight counts under it too, so that rotating addresses inside one /64 gets past neither.
+    public var clientLimitKey: @Sendable (_ peer: String, _ forwardedFor: [String]) -> String {
         let clientAddresses = clientAddresses
-        return { peer, forwardedFor in clientAddresses.clientAddress(peer: peer, forwardedFor: forwardedFor) }
+        return { peer, forwardedFor in
+            ClientAddresses.limitKey(clientAddresses.clientAddress(peer: peer, forwardedFor: forwardedFor))
+        }
     }
 
     /// The listener's own refusals (413, 400, 429, 503), shaped like every other error and with the same security
