@@ -43,6 +43,15 @@ struct AddressRangeTests {
         #expect(addresses.clientAddress(peer: "127.0.0.1", forwardedFor: []) == "127.0.0.1")
     }
 
+    @Test("the last X-Forwarded-For entry is what splitting on commas and trimming white space gives",
+          arguments: ["203.0.113.5", "1.1.1.1, 203.0.113.5", "1.1.1.1,203.0.113.5,", "1.1.1.1, 203.0.113.5 ,, ",
+                      " \t203.0.113.5\t", ",", ",,", "", " ", "a, ", "1.1.1.1,\u{00A0}2001:db8::1\u{3000}",
+                      "\u{2003}203.0.113.7", "x,\u{00A0}", "é,ü", "[2001:db8::1]", "1.1.1.1, \u{0085}203.0.113.8"])
+    func lastEntry(field: String) {
+        #expect(ClientAddresses.lastEntry(of: field)
+                == field.split(separator: ",").last?.trimmingCharacters(in: .whitespaces))
+    }
+
     @Test("the rate limiter counts an IPv6 client by its /64 and an IPv4 client by its address")
     func limitKeys() {
         #expect(ClientAddresses.limitKey("2001:db8:1:2::1") == ClientAddresses.limitKey("2001:db8:1:2:ffff::9"))

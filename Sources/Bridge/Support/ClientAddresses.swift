@@ -10,9 +10,30 @@ struct ClientAddresses: Sendable {
     /// The client's address, from the connection's `peer` and the request's `X-Forwarded-For` fields.
     func clientAddress(peer: String, forwardedFor: [String]) -> String {
         guard trustedProxies.contains(where: { $0.contains(peer) }),
-              let last = forwardedFor.last?.split(separator: ",").last?.trimmingCharacters(in: .whitespaces),
+              let last = forwardedFor.last.flatMap(Self.lastEntry),
               AddressRange.bytes(of: last) != nil else { return peer }
         return last
+    }
+
+    /// `field.split(separator: ",").last` trimmed of white space, without the array of every entry or, for an entry
+    /// with plain ASCII at both ends (the usual one), Foundation's character-set walk: every request from a proxy
+    /// asks this for the listener's per-client cap.
+    static func lastEntry(of field: String) -> String? {
+        var rest = Substring(field)
+        var entry: Substring?
+        while entry == nil {
+            guard let comma = rest.utf8.lastIndex(of: UInt8(ascii: ",")) else {
+                if rest.isEmpty { return nil }
+                entry = rest
+                break
+            }
+            let after = rest[rest.utf8.index(after: comma)...]
+            if after.isEmpty { rest = rest[..<comma] } else { entry = after }
+        }
+        guard let entry else { return nil }
+        func isPlain(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x80 }
+        if let first = entry.utf8.first, let last = entry.utf8.last, isPlain(first), isPlain(last) { return String(entry) }
+        return entry.trimmingCharacters(in: .whitespaces)
     }
 
     func clientAddress(of request: Request) -> String {
