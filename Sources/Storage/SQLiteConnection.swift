@@ -120,6 +120,12 @@ final class SQLiteConnection {
         }
     }
 
+    /// Rows inserted, updated or deleted through this connection since it opened (triggers and foreign-key actions
+    /// included): unchanged across a call, the call wrote nothing.
+    var totalChanges: Int64 {
+        sqlite3_total_changes64(handle)
+    }
+
     /// The rowid of the last row this connection inserted successfully.
     var lastInsertedRowID: Int64 {
         sqlite3_last_insert_rowid(handle)

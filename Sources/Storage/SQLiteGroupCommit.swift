@@ -16,7 +16,8 @@ import WorkerThreads
 /// per sign-in, and the writer is the one thread every write waits for. When a closure throws, its partial writes go
 /// with the whole transaction (ROLLBACK), and the closures that had succeeded in the batch run again, in order, each
 /// in its own savepoint, as does the rest of the batch and the next one; a batch without a failure lets the one
-/// after it go without savepoints again. So closures must change nothing but the database and what they return: a
+/// after it go without savepoints again. A closure that throws before it changed any row (a rate limit, a login
+/// attempt already spent) needs none of that. So closures must change nothing but the database and what they return: a
 /// closure may run twice before its batch commits, and only the last run counts.
 final class SQLiteGroupCommit: @unchecked Sendable {
     struct Limits {
@@ -268,11 +269,17 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         guard !batch.withSavepoints else {
             return runInSavepoint(job, in: batch)
         }
+        let changesBefore = connection.totalChanges
         do {
             try job.run(on: connection)
             batch.succeeded.append(job)
             return batch
         } catch {
+            // Refused before it wrote anything (a rate limit, a login attempt already spent): nothing to undo.
+            if connection.totalChanges == changesBefore, connection.isInsideTransaction {
+                job.answer(failure: error)
+                return batch
+            }
             let replayed = replayWithSavepoints(batch)
             job.answer(failure: error)
             return replayed

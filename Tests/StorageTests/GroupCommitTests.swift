@@ -142,6 +142,45 @@ extension SQLiteStoreSpecifics {
             #expect(try scalar("SELECT COUNT(*) AS value FROM login_attempts", in: path) == 7)
         }
 
+        @Test("a write refused before it changed a row leaves its batch as it was; one that threw after writing makes the batch's earlier writes run again",
+              arguments: [false, true])
+        func refusedBeforeWriting(afterWriting: Bool) throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let store = try Self.migratedStore(database, limits: Self.oneBigBatch)
+            let firstRuns = Collected<Int>(), release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+            answered.enter()
+            store.write({ tx in
+                firstRuns.append(1)
+                try tx.insertLoginAttempt(loginAttempt("first-\(firstRuns.all.count)"))
+                if firstRuns.all.count == 1 { release.wait() }
+            }, completion: { _ in answered.leave() })
+            let outcomes = Collected<String>()
+            for index in 0..<4 {
+                answered.enter()
+                store.write({ tx in
+                    if index == 2 {
+                        // A refusal: it reads (spending nothing: no such attempt), or it writes, and then throws.
+                        if afterWriting { try tx.insertLoginAttempt(loginAttempt("refused")) }
+                        _ = try tx.consumeLoginAttempt(state: "nobody", now: t0)
+                        throw Abort()
+                    }
+                    try tx.insertLoginAttempt(loginAttempt("other-\(index)"))
+                }, completion: { outcome in
+                    outcomes.append((try? outcome.get()) == nil ? "\(index) failed" : "\(index) ok")
+                    answered.leave()
+                })
+            }
+            while store.waitingWriterCount < 4 { usleep(1_000) }
+            release.signal()
+            answered.wait()
+            #expect(outcomes.all.sorted() == ["0 ok", "1 ok", "2 failed", "3 ok"])
+            #expect(firstRuns.all.count == (afterWriting ? 2 : 1))
+            let path = String(database.url.dropFirst("sqlite:".count))
+            #expect(try scalar("SELECT COUNT(*) AS value FROM login_attempts WHERE state = 'refused'", in: path) == 0)
+            #expect(try scalar("SELECT COUNT(*) AS value FROM login_attempts", in: path) == 4)
+        }
+
         @Test("while writes keep coming so the queue never runs empty, each answered write lets go of what it held")
         func answeredWritesAreReleased() throws {
             let database = TestDatabase.temporary()
