@@ -12,13 +12,13 @@ import WorkerThreads
 /// while the next caller's thread wakes up.
 ///
 /// Closures run without a SAVEPOINT each while none fails, which is nearly always: a savepoint per closure (its two
-/// statements, and the copy of every page the closure first changes within it) was an eighth of the writer's work
-/// per sign-in, and the writer is the one thread every write waits for. When a closure throws, its partial writes go
+/// statements, and the copy of every page the closure first changes within it) was 15 % of the writer's work per
+/// sign-in, and the writer is the one thread every write waits for. When a closure throws, its partial writes go
 /// with the whole transaction (ROLLBACK), and the closures that had succeeded in the batch run again, in order, each
 /// in its own savepoint, as does the rest of the batch and the next one; a batch without a failure lets the one
 /// after it go without savepoints again. A closure that throws before it changed any row (a rate limit, a login
-/// attempt already spent) needs none of that. So closures must change nothing but the database and what they return: a
-/// closure may run twice before its batch commits, and only the last run counts.
+/// attempt already spent) needs none of that. So closures must change nothing but the database and what they
+/// return: a closure may run twice before its batch commits, and only the last run counts.
 final class SQLiteGroupCommit: @unchecked Sendable {
     struct Limits {
         /// Successful writes after which a batch commits even if more callers wait.
