@@ -88,7 +88,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         var failure: (any Error)?
         /// Each closure in a savepoint of its own: after a failure in this batch or the one before.
         var withSavepoints: Bool
-        /// A closure threw in this batch.
+        /// A closure threw in this batch after it had changed rows (one refused before changing any does not count).
         var hadFailedWrite = false
     }
 
@@ -320,12 +320,13 @@ final class SQLiteGroupCommit: @unchecked Sendable {
             job.answer(failure: error)
             return batch
         }
+        let changesBefore = connection.totalChanges
         do {
             try job.run(on: connection)
             try connection.run("RELEASE store_write")
             batch.succeeded.append(job)
         } catch {
-            batch.hadFailedWrite = true
+            if connection.totalChanges != changesBefore { batch.hadFailedWrite = true }
             if !undoSavepoint(), batch.failure == nil {
                 batch.failure = StoreError.database("the shared write transaction was rolled back by a failed write")
             }
