@@ -133,10 +133,14 @@ public struct Request: Sendable {
     }
 
     static func clientAddress(peer: String, trustedProxy: Bool, headers: HTTPHeaders) -> String {
-        guard trustedProxy,
-              let field = headers.fields.last(where: { HTTPHeaders.sameName($0.name, "X-Forwarded-For") }),
-              let forwarded = lastNonEmptyEntry(of: field.value)
-        else { return peer }
+        guard trustedProxy else { return peer }
+        return forwardedClient(peer: peer,
+                               lastField: headers.fields.last { HTTPHeaders.sameName($0.name, "X-Forwarded-For") }?.value)
+    }
+
+    /// The last entry a trusted proxy appended to the last X-Forwarded-For field; `peer` when there is none.
+    static func forwardedClient(peer: String, lastField: String?) -> String {
+        guard let field = lastField, let forwarded = lastNonEmptyEntry(of: field) else { return peer }
         let address = forwarded.trimmingSpaces()
         return address.isEmpty ? peer : String(address)
     }

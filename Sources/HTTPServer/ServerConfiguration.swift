@@ -34,8 +34,7 @@ public struct ServerConfiguration: Sendable {
     /// request's X-Forwarded-For fields: by default the last entry the proxy appended. An application with limits
     /// of its own passes the key they count under, so that both limits see the same client.
     public var forwardedClientKey: @Sendable (_ peer: String, _ forwardedFor: [String]) -> String = { peer, fields in
-        Request.clientAddress(peer: peer, trustedProxy: true,
-                              headers: HTTPHeaders(fields.map { ("X-Forwarded-For", $0) }))
+        Request.forwardedClient(peer: peer, lastField: fields.last)
     }
 
     public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
