@@ -80,6 +80,26 @@ extension SQLiteStoreSpecifics {
             return outcomes.all
         }
 
+        /// Queues `first` (its run number passed in), which holds the writer on its first run until `queueOthers` has
+        /// queued `others` more writes (each entering `answered`, leaving it from its completion) behind it; returns once
+        /// all of them were answered.
+        static func heldBatch(_ store: SQLiteStore, others: Int,
+                              first: @escaping @Sendable (any StoreTransaction, Int) throws -> Void,
+                              queueOthers: (DispatchGroup) -> Void) {
+            let runs = Collected<Int>(), release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+            answered.enter()
+            store.write({ tx in
+                runs.append(1)
+                let run = runs.all.count
+                try first(tx, run)
+                if run == 1 { release.wait() }
+            }, completion: { _ in answered.leave() })
+            queueOthers(answered)
+            while store.waitingWriterCount < others { usleep(1_000) }
+            release.signal()
+            answered.wait()
+        }
+
         @Test("writes waiting together share one COMMIT; a thrower among them rolls back only its own writes")
         func batchedWithSavepoints() throws {
             let database = TestDatabase.temporary()
@@ -104,26 +124,19 @@ extension SQLiteStoreSpecifics {
             defer { database.remove() }
             let store = try Self.migratedStore(database, limits: Self.oneBigBatch)
             let before = store.committedBatchCount
-            // The first write holds the writer (on its first run only) until the eight others wait behind it.
-            let held = Collected<Int>(), release = DispatchSemaphore(value: 0), answered = DispatchGroup()
-            answered.enter()
-            store.write({ _ in
-                if held.all.isEmpty { held.append(1); release.wait() }
-            }, completion: { _ in answered.leave() })
             let outcomes = Collected<(Int, Result<String, any Error>)>()
-            for index in 0..<8 {
-                answered.enter()
-                store.write({ tx in
-                    // A new state on every run: a caller told the state of a run that was undone would not find it.
-                    let state = "w\(index)-\(UUID().uuidString)"
-                    try tx.insertLoginAttempt(loginAttempt(state))
-                    if index == 5 { throw Abort() }
-                    return state
-                }, completion: { outcomes.append((index, $0)); answered.leave() })
+            Self.heldBatch(store, others: 8, first: { _, _ in }) { answered in
+                for index in 0..<8 {
+                    answered.enter()
+                    store.write({ tx in
+                        // A new state on every run: a caller told the state of a run that was undone would not find it.
+                        let state = "w\(index)-\(UUID().uuidString)"
+                        try tx.insertLoginAttempt(loginAttempt(state))
+                        if index == 5 { throw Abort() }
+                        return state
+                    }, completion: { outcomes.append((index, $0)); answered.leave() })
+                }
             }
-            while store.waitingWriterCount < 8 { usleep(1_000) }
-            release.signal()
-            answered.wait()
 
             #expect(store.committedBatchCount - before == 1)
             var committed: [String] = []
@@ -148,32 +161,27 @@ extension SQLiteStoreSpecifics {
             let database = TestDatabase.temporary()
             defer { database.remove() }
             let store = try Self.migratedStore(database, limits: Self.oneBigBatch)
-            let firstRuns = Collected<Int>(), release = DispatchSemaphore(value: 0), answered = DispatchGroup()
-            answered.enter()
-            store.write({ tx in
-                firstRuns.append(1)
-                try tx.insertLoginAttempt(loginAttempt("first-\(firstRuns.all.count)"))
-                if firstRuns.all.count == 1 { release.wait() }
-            }, completion: { _ in answered.leave() })
-            let outcomes = Collected<String>()
-            for index in 0..<4 {
-                answered.enter()
-                store.write({ tx in
-                    if index == 2 {
-                        // A refusal: it reads (spending nothing: no such attempt), or it writes, and then throws.
-                        if afterWriting { try tx.insertLoginAttempt(loginAttempt("refused")) }
-                        _ = try tx.consumeLoginAttempt(state: "nobody", now: t0)
-                        throw Abort()
-                    }
-                    try tx.insertLoginAttempt(loginAttempt("other-\(index)"))
-                }, completion: { outcome in
-                    outcomes.append((try? outcome.get()) == nil ? "\(index) failed" : "\(index) ok")
-                    answered.leave()
-                })
+            let firstRuns = Collected<Int>(), outcomes = Collected<String>()
+            Self.heldBatch(store, others: 4, first: { tx, run in
+                firstRuns.append(run)
+                try tx.insertLoginAttempt(loginAttempt("first-\(run)"))
+            }) { answered in
+                for index in 0..<4 {
+                    answered.enter()
+                    store.write({ tx in
+                        if index == 2 {
+                            // A refusal: it reads (spending nothing: no such attempt), or it writes, and then throws.
+                            if afterWriting { try tx.insertLoginAttempt(loginAttempt("refused")) }
+                            _ = try tx.consumeLoginAttempt(state: "nobody", now: t0)
+                            throw Abort()
+                        }
+                        try tx.insertLoginAttempt(loginAttempt("other-\(index)"))
+                    }, completion: { outcome in
+                        outcomes.append((try? outcome.get()) == nil ? "\(index) failed" : "\(index) ok")
+                        answered.leave()
+                    })
+                }
             }
-            while store.waitingWriterCount < 4 { usleep(1_000) }
-            release.signal()
-            answered.wait()
             #expect(outcomes.all.sorted() == ["0 ok", "1 ok", "2 failed", "3 ok"])
             #expect(firstRuns.all.count == (afterWriting ? 2 : 1))
             let path = String(database.url.dropFirst("sqlite:".count))
