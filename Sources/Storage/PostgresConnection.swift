@@ -1,15 +1,8 @@
 import CLibPQ
 import Foundation
 
-/// A value bound to a `$n` parameter. Sent in binary format, out of band from the SQL
-/// text, so no value is ever spliced into a statement.
-enum PostgresValue {
-    case integer(Int64)
-    case text(String)
-    case blob([UInt8])
-    case bool(Bool)
-    case null
-
+// How a value travels: in binary format, out of band from the SQL text.
+extension SQLValue {
     /// The type OID the statement is prepared with; 0 lets the server infer it (for NULL).
     fileprivate var typeOID: Oid {
         switch self {
@@ -34,53 +27,47 @@ enum PostgresValue {
 }
 
 /// One row of a result, read by column name; valid only inside the decode closure.
-struct PostgresRow {
+struct PostgresRow: StoredRow {
     fileprivate let result: OpaquePointer
     fileprivate let row: Int32
 
-    private func column(_ name: String) -> Int32 {
+    private func column(_ name: String) throws -> Int32 {
         let index = PQfnumber(result, name)
-        precondition(index >= 0, "no column named \(name) in the result")
+        guard index >= 0 else { throw StoreError.database("no column \(name) in the result") }
         return index
     }
 
-    func isNull(_ name: String) -> Bool {
-        PQgetisnull(result, row, column(name)) == 1
-    }
-
-    /// Raw binary bytes of the column; empty for NULL.
-    private func bytes(_ index: Int32) -> UnsafeRawBufferPointer {
-        guard PQgetisnull(result, row, index) == 0, let value = PQgetvalue(result, row, index) else {
-            return UnsafeRawBufferPointer(start: nil, count: 0)
-        }
+    /// Raw binary bytes of the column; nil for NULL.
+    private func bytes(_ name: String) throws -> UnsafeRawBufferPointer? {
+        let index = try column(name)
+        guard PQgetisnull(result, row, index) == 0 else { return nil }
+        guard let value = PQgetvalue(result, row, index) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(start: value, count: Int(PQgetlength(result, row, index)))
     }
 
-    /// int2, int4 or int8 (binary big-endian); 0 for NULL.
-    func int64(_ name: String) -> Int64 {
-        let raw = bytes(column(name))
+    /// bool (as 0/1), int2, int4 or int8 (binary big-endian).
+    func integer(_ name: String) throws -> Int64? {
+        guard let raw = try bytes(name) else { return nil }
         let unsigned = raw.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
         switch raw.count {
+        case 1: return Int64(unsigned)
         case 2: return Int64(Int16(truncatingIfNeeded: unsigned))
         case 4: return Int64(Int32(truncatingIfNeeded: unsigned))
         default: return Int64(bitPattern: unsigned)
         }
     }
 
-    func bool(_ name: String) -> Bool {
-        bytes(column(name)).first.map { $0 != 0 } ?? false
+    func text(_ name: String) throws -> String? {
+        try bytes(name).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Nil for SQL NULL.
-    func optionalText(_ name: String) -> String? {
-        let index = column(name)
-        guard PQgetisnull(result, row, index) == 0 else { return nil }
-        return String(decoding: bytes(index), as: UTF8.self)
+    func blob(_ name: String) throws -> [UInt8]? {
+        try bytes(name).map { Array($0) }
     }
 
-    /// Empty for SQL NULL.
-    func blob(_ name: String) -> [UInt8] {
-        Array(bytes(column(name)))
+    /// For tests and tools reading a count: 0 for NULL or a missing column.
+    func int64(_ name: String) -> Int64 {
+        ((try? integer(name)) ?? nil) ?? 0
     }
 }
 
@@ -177,18 +164,18 @@ final class PostgresConnection {
 
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
-    func run(_ sql: String, _ values: [PostgresValue] = []) throws(PostgresFailure) -> Int {
+    func run(_ sql: String, _ values: [SQLValue] = []) throws(PostgresFailure) -> Int {
         try withResult(sql, values) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
     }
 
     /// Runs a statement and decodes every row it returned.
-    func query<T>(_ sql: String, _ values: [PostgresValue] = [], _ decode: (PostgresRow) -> T) throws(PostgresFailure) -> [T] {
+    func query<T>(_ sql: String, _ values: [SQLValue] = [], _ decode: (PostgresRow) -> T) throws(PostgresFailure) -> [T] {
         try withResult(sql, values) { result in
             (0..<PQntuples(result)).map { decode(PostgresRow(result: result, row: $0)) }
         }
     }
 
-    private func withResult<T>(_ sql: String, _ values: [PostgresValue], _ body: (OpaquePointer) -> T) throws(PostgresFailure) -> T {
+    private func withResult<T>(_ sql: String, _ values: [SQLValue], _ body: (OpaquePointer) -> T) throws(PostgresFailure) -> T {
         let name = try statementName(sql, values)
         let encoded = values.map(\.binary)
         let pointers: [UnsafeMutablePointer<CChar>?] = encoded.map { bytes in
@@ -213,7 +200,7 @@ final class PostgresConnection {
     }
 
     /// Prepares `sql` once per connection (and per parameter types).
-    private func statementName(_ sql: String, _ values: [PostgresValue]) throws(PostgresFailure) -> String {
+    private func statementName(_ sql: String, _ values: [SQLValue]) throws(PostgresFailure) -> String {
         let types = values.map(\.typeOID)
         let key = types.map(String.init).joined(separator: ",") + "|" + sql
         if let name = prepared[key] {

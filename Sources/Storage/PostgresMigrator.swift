@@ -41,10 +41,12 @@ struct PostgresMigrator {
     }
 
     private func apply(_ migration: Migration, now: Date) throws {
-        let appliedAt = try PostgresValue.date(now)
+        let appliedAt = try SQLValue.date(now)
         do {
             try connection.execute("BEGIN")
-            try connection.execute(migration.sql)
+            if let sql = migration.sql(for: .postgres) {
+                try connection.execute(sql)
+            }
             try connection.run("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
                                [.integer(Int64(migration.version)), appliedAt])
             try connection.execute("COMMIT")

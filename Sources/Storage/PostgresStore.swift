@@ -79,7 +79,7 @@ public final class PostgresStore: Store {
             throw error.storeError(scrub: url.scrub)
         }
         defer { try? connection.execute(Self.sessionLimits) }
-        return try PostgresMigrator(connection: connection, migrations: PostgresMigrations.all,
+        return try PostgresMigrator(connection: connection, migrations: Migrations.all,
                                     lockKey: Self.migrationLockKey, scrub: url.scrub).migrate(now: Date())
     }
 
@@ -143,7 +143,7 @@ public final class PostgresStore: Store {
     ) throws -> T {
         guard let begin else {
             do {
-                return try body(PostgresTransaction(connection: connection, scrub: url.scrub))
+                return try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: url.scrub)))
             } catch {
                 // A dropped connection fails the statement itself: a read, so nothing ran, and it can go again.
                 if let failure = connection.lastFailure, failure.connectionLost { throw StaleConnection(failure: failure) }
@@ -157,7 +157,7 @@ public final class PostgresStore: Store {
             throw error.storeError(scrub: url.scrub)
         }
         do {
-            let result = try body(PostgresTransaction(connection: connection, scrub: url.scrub))
+            let result = try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: url.scrub)))
             do {
                 try connection.execute("COMMIT")
             } catch {

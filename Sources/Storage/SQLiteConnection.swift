@@ -1,14 +1,6 @@
 import CSQLite
 import CSQLiteWALBuffer
 
-/// A value bound to a `?` parameter.
-enum SQLiteValue {
-    case integer(Int64)
-    case text(String)
-    case blob([UInt8])
-    case null
-}
-
 /// The current row of a running statement, read by column name; valid only inside the
 /// decode closure.
 struct SQLiteRow: StoredRow {
@@ -49,18 +41,53 @@ struct SQLiteRow: StoredRow {
     }
 }
 
+/// A statement prepared once and kept for the connection's life.
+private final class PreparedStatement {
+    let handle: OpaquePointer
+    /// Result column name → index.
+    let columns: [String: Int32]
+    /// For each parameter SQLite numbered (1, 2, …), the index of the value it takes: statements name their
+    /// parameters `$1 … $n` as PostgreSQL does, and SQLite numbers named parameters in the order they first
+    /// appear. Nil when that order is already 0, 1, 2, ….
+    let valueIndexes: [Int]?
+
+    init(_ handle: OpaquePointer) throws {
+        self.handle = handle
+        var columns: [String: Int32] = [:]
+        for index in 0..<sqlite3_column_count(handle) {
+            if let name = sqlite3_column_name(handle, index) {
+                columns[String(cString: name)] = index
+            }
+        }
+        self.columns = columns
+        var valueIndexes: [Int] = []
+        for parameter in 0..<sqlite3_bind_parameter_count(handle) {
+            guard let name = sqlite3_bind_parameter_name(handle, parameter + 1) else {
+                valueIndexes.append(Int(parameter))  // a plain `?`
+                continue
+            }
+            guard let number = Int(String(cString: name).dropFirst()), number > 0 else {
+                throw StoreError.database("parameter \(String(cString: name)) is not $n in: \(String(cString: sqlite3_sql(handle)))")
+            }
+            valueIndexes.append(number - 1)
+        }
+        self.valueIndexes = valueIndexes.enumerated().allSatisfy { $0.offset == $0.element } ? nil : valueIndexes
+    }
+
+    var parameterCount: Int32 { sqlite3_bind_parameter_count(handle) }
+}
+
 /// One SQLite handle and its prepared-statement cache; the only code that calls SQLite.
 ///
 /// Not thread-safe by design: it is opened with SQLITE_OPEN_NOMUTEX because
 /// `ConnectionPool` lends each connection to one thread at a time, and a statement's
 /// bind/step/reset sequence needs that exclusivity anyway — FULLMUTEX would only add
 /// a second lock around every single call.
-final class SQLiteConnection {
+final class SQLiteConnection: SQLConnection {
     private let handle: OpaquePointer
     /// Keyed by SQL text; prepared once with SQLITE_PREPARE_PERSISTENT, finalized in deinit.
-    private var statements: [String: OpaquePointer] = [:]
-    /// Result column name → index, per cached statement.
-    private var columnIndexes: [OpaquePointer: [String: Int32]] = [:]
+    private var statements: [String: PreparedStatement] = [:]
+    let dialect = SQLDialect.sqlite
 
     /// Process-wide settings, made once before the first connection opens (SQLite refuses them afterwards).
     /// The WAL-buffering VFS is registered after them: registering initializes SQLite.
@@ -101,7 +128,7 @@ final class SQLiteConnection {
 
     deinit {
         for statement in statements.values {
-            sqlite3_finalize(statement)
+            sqlite3_finalize(statement.handle)
         }
         sqlite3_close_v2(handle)
     }
@@ -113,11 +140,16 @@ final class SQLiteConnection {
 
     /// Runs a statement (cached) and returns the number of rows it changed.
     @discardableResult
-    func run(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int {
+    func run(_ sql: String, _ values: [SQLValue]) throws -> Int {
         try withStatement(sql, values) { statement in
-            while try step(statement) {}
+            while try step(statement.handle) {}
             return Int(sqlite3_changes(handle))
         }
+    }
+
+    /// The new row's id from `sqlite3_last_insert_rowid`: no result row to build (`dialect.returningID` is empty).
+    func insertReturningID(_ sql: String, _ values: [SQLValue]) throws -> Int64? {
+        try run(sql, values) == 1 ? lastInsertedRowID : nil
     }
 
     /// Rows inserted, updated or deleted through this connection since it opened (triggers and foreign-key actions
@@ -132,11 +164,11 @@ final class SQLiteConnection {
     }
 
     /// Runs a query (cached) and decodes every row.
-    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ decode: (SQLiteRow) throws -> T) throws -> [T] {
+    func query<T>(_ sql: String, _ values: [SQLValue], _ decode: (any StoredRow) throws -> T) throws -> [T] {
         try withStatement(sql, values) { statement in
             var rows: [T] = []
-            while try step(statement) {
-                rows.append(try decode(SQLiteRow(statement: statement, columns: columnIndexes[statement] ?? [:])))
+            while try step(statement.handle) {
+                rows.append(try decode(SQLiteRow(statement: statement.handle, columns: statement.columns)))
             }
             return rows
         }
@@ -151,17 +183,17 @@ final class SQLiteConnection {
 
     // MARK: - Statements
 
-    private func withStatement<T>(_ sql: String, _ values: [SQLiteValue], _ body: (OpaquePointer) throws -> T) throws -> T {
+    private func withStatement<T>(_ sql: String, _ values: [SQLValue], _ body: (PreparedStatement) throws -> T) throws -> T {
         let statement = try preparedStatement(sql)
         defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            sqlite3_reset(statement.handle)
+            sqlite3_clear_bindings(statement.handle)
         }
         try bind(values, to: statement)
         return try body(statement)
     }
 
-    private func preparedStatement(_ sql: String) throws -> OpaquePointer {
+    private func preparedStatement(_ sql: String) throws -> PreparedStatement {
         if let cached = statements[sql] {
             return cached
         }
@@ -171,25 +203,27 @@ final class SQLiteConnection {
             sqlite3_finalize(prepared)
             throw error(rc, sql: sql)
         }
-        statements[sql] = prepared
-        columnIndexes[prepared] = Self.columnIndexes(of: prepared)
-        return prepared
-    }
-
-    private static func columnIndexes(of statement: OpaquePointer) -> [String: Int32] {
-        var indexes: [String: Int32] = [:]
-        for index in 0..<sqlite3_column_count(statement) {
-            if let name = sqlite3_column_name(statement, index) {
-                indexes[String(cString: name)] = index
-            }
+        let statement: PreparedStatement
+        do {
+            statement = try PreparedStatement(prepared)
+        } catch {
+            sqlite3_finalize(prepared)
+            throw error
         }
-        return indexes
+        statements[sql] = statement
+        return statement
     }
 
-    private func bind(_ values: [SQLiteValue], to statement: OpaquePointer) throws {
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let rc = switch value {
+    private func bind(_ values: [SQLValue], to prepared: PreparedStatement) throws {
+        let statement = prepared.handle
+        let count = Int(prepared.parameterCount)
+        for parameter in 0..<count {
+            let valueIndex = prepared.valueIndexes?[parameter] ?? parameter
+            guard valueIndex < values.count else {
+                throw StoreError.database("\(values.count) values for parameter $\(valueIndex + 1) in: \(String(cString: sqlite3_sql(statement)))")
+            }
+            let index = Int32(parameter + 1)
+            let rc = switch values[valueIndex] {
             case let .integer(number):
                 sqlite3_bind_int64(statement, index, number)
             case let .text(string):
@@ -198,6 +232,8 @@ final class SQLiteConnection {
                 sqlite3_bind_text(statement, index, string, -1, Self.transient)
             case let .blob(bytes):
                 Self.bindBlob(bytes, to: statement, at: index)
+            case let .bool(flag):
+                sqlite3_bind_int64(statement, index, flag ? 1 : 0)
             case .null:
                 sqlite3_bind_null(statement, index)
             }

@@ -135,7 +135,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         try withoutActuallyEscaping(body) { body in
             var result: T?
             // The caller waits for the answer, so `body` and `result` outlive the job's run.
-            try submitAndWait(isExclusive: false) { connection in result = try body(SQLiteTransaction(connection: connection)) }
+            try submitAndWait(isExclusive: false) { connection in result = try body(SQLTransaction(connection: connection)) }
             guard let result else { throw StoreError.database("the writer answered without running the write") }
             return result
         }
@@ -147,7 +147,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let result = ResultSlot<T>()
         let job = Job(isExclusive: false, body: { connection in
-            result.value = try body(SQLiteTransaction(connection: connection))
+            result.value = try body(SQLTransaction(connection: connection))
         }, answered: { failure in
             if let failure {
                 completion(.failure(failure))

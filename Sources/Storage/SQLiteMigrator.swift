@@ -45,7 +45,9 @@ struct SQLiteMigrator {
                 try connection.run("COMMIT")
                 return false
             }
-            try connection.executeScript(migration.sql)
+            if let sql = migration.sql(for: .sqlite) {
+                try connection.executeScript(sql)
+            }
             if migration.rebuildsReferencedTable {
                 let broken = try connection.query("PRAGMA foreign_key_check") { try $0.text("table") ?? "" }
                 guard broken.isEmpty else {
@@ -53,7 +55,7 @@ struct SQLiteMigrator {
                 }
             }
             try connection.run(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
                 [.integer(Int64(migration.version)), .date(now)])
             try connection.run("COMMIT")
             return true

@@ -77,7 +77,7 @@ public final class SQLiteStore: Store {
 
     public func migrate() throws -> [Int] {
         try writer.withExclusiveConnection { connection in
-            try SQLiteMigrator(connection: connection, migrations: SQLiteMigrations.all).migrate(now: Date())
+            try SQLiteMigrator(connection: connection, migrations: Migrations.all).migrate(now: Date())
         }
     }
 
@@ -118,10 +118,10 @@ public final class SQLiteStore: Store {
             // Left open only if an earlier ROLLBACK failed; never build on top of it.
             try connection.run("ROLLBACK")
         }
-        guard let begin else { return try body(SQLiteTransaction(connection: connection)) }
+        guard let begin else { return try body(SQLTransaction(connection: connection)) }
         try connection.run(begin)
         do {
-            let result = try body(SQLiteTransaction(connection: connection))
+            let result = try body(SQLTransaction(connection: connection))
             try connection.run("COMMIT")
             return result
         } catch {

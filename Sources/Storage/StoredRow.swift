@@ -58,12 +58,15 @@ package struct TableMapping<Model>: Sendable {
     package let columns: [String]
     /// `a, b, …` for `RETURNING` and single-table selects; joined once, not on every statement.
     package let columnList: String
+    /// `SELECT a, b, … FROM table`, for single-table reads.
+    package let selectFrom: String
     private let decoder: @Sendable (any StoredRow) throws -> Model
 
     init(table: String, columns: [String], decoder: @escaping @Sendable (any StoredRow) throws -> Model) {
         self.table = table
         self.columns = columns
         self.columnList = columns.joined(separator: ", ")
+        self.selectFrom = "SELECT \(columnList) FROM \(table)"
         self.decoder = decoder
     }
 

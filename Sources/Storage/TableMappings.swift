@@ -82,3 +82,38 @@ extension TableMapping where Model == PendingRevocation {
                           createdAt: try row.date("created_at"))
     }
 }
+
+extension TableMapping where Model == ProviderSigningKeyRecord {
+    package static let providerSigningKeys = TableMapping(table: "provider_signing_keys", columns: [
+        "kid", "public_jwk", "sealed_private_key", "created_at", "retired_at",
+    ]) { row in
+        ProviderSigningKeyRecord(keyID: try row.requiredText("kid"), publicJWK: try row.requiredText("public_jwk"),
+                                 sealedPrivateKey: try row.requiredBlob("sealed_private_key"),
+                                 createdAt: try row.date("created_at"), retiredAt: try row.optionalDate("retired_at"))
+    }
+}
+
+extension TableMapping where Model == AuthorizationCodeRecord {
+    package static let authorizationCodes = TableMapping(table: "authorization_codes", columns: [
+        "code_hash", "client_id", "redirect_uri", "code_challenge", "scope", "nonce", "user_id", "auth_time",
+        "created_at", "expires_at", "redeemed_at", "family_id",
+    ]) { row in
+        AuthorizationCodeRecord(codeHash: try row.requiredText("code_hash"), clientID: try row.requiredText("client_id"),
+                                redirectURI: try row.requiredText("redirect_uri"),
+                                codeChallenge: try row.text("code_challenge"), scope: try row.requiredText("scope"),
+                                nonce: try row.text("nonce"), userID: try row.requiredInteger("user_id"),
+                                authTime: try row.date("auth_time"), createdAt: try row.date("created_at"),
+                                expiresAt: try row.date("expires_at"), redeemedAt: try row.optionalDate("redeemed_at"),
+                                familyID: try row.text("family_id"))
+    }
+}
+
+extension TableMapping where Model == ProviderGrant {
+    package static let providerGrants = TableMapping(table: "provider_grants", columns: [
+        "family_id", "client_id", "user_id", "scope", "auth_time", "created_at",
+    ]) { row in
+        ProviderGrant(familyID: try row.requiredText("family_id"), clientID: try row.requiredText("client_id"),
+                      userID: try row.requiredInteger("user_id"), scope: try row.requiredText("scope"),
+                      authTime: try row.date("auth_time"), createdAt: try row.date("created_at"))
+    }
+}

@@ -241,7 +241,7 @@ extension SQLiteStoreSpecifics {
             let store = try Self.migratedStore(database, limits: Self.oneBigBatch)
             // A foreign key checked only at COMMIT: the session names a user that does not exist.
             let outcomes = Self.oneBatch(store, others: 5, first: { tx in
-                try (tx as? SQLiteTransaction)?.connection.run("PRAGMA defer_foreign_keys = ON")
+                try (tx as? SQLTransaction<SQLiteConnection>)?.connection.run("PRAGMA defer_foreign_keys = ON")
                 try tx.insertSession(session("orphan", userID: 999))
             }) { index, tx in
                 try tx.insertLoginAttempt(loginAttempt("other-\(index)"))

@@ -45,7 +45,7 @@ extension SQLiteStoreSpecifics {
         func fromVersionOne() throws {
             try withTemporarySQLiteStore(migrated: false) { store, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
-                #expect(try SQLiteMigrator(connection: connection, migrations: [SQLiteMigrations.all[0]])
+                #expect(try SQLiteMigrator(connection: connection, migrations: [Storage.Migrations.all[0]])
                     .migrate(now: t0) == [1])
                 try connection.run("""
                     INSERT INTO users (id, provider, provider_user_id, email, is_private_email, email_verified,
@@ -72,7 +72,7 @@ extension SQLiteStoreSpecifics {
         func fromVersionThree() throws {
             try withTemporarySQLiteStore(migrated: false) { store, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "PRAGMA foreign_keys = ON;")
-                #expect(try SQLiteMigrator(connection: connection, migrations: Array(SQLiteMigrations.all.prefix(3)))
+                #expect(try SQLiteMigrator(connection: connection, migrations: Array(Storage.Migrations.all.prefix(3)))
                     .migrate(now: t0) == [1, 2, 3])
                 try connection.executeScript("""
                     INSERT INTO users (id, provider, provider_user_id, email, created_at, updated_at, email_forwarding_enabled)
@@ -107,9 +107,9 @@ extension SQLiteStoreSpecifics {
         func fromVersionSeven() throws {
             try withTemporarySQLiteStore(migrated: false) { store, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "PRAGMA foreign_keys = ON;")
-                #expect(try SQLiteMigrator(connection: connection, migrations: Array(SQLiteMigrations.all.prefix(7)))
+                #expect(try SQLiteMigrator(connection: connection, migrations: Array(Storage.Migrations.all.prefix(7)))
                     .migrate(now: t0) == [1, 2, 3, 4, 5, 6, 7])
-                let seven = SQLiteTransaction(connection: connection)
+                let seven = SQLTransaction(connection: connection)
                 let userID = try seven.upsertAppleUser(appleProfile(sub: "kept"), now: t0).user.id
                 try seven.insertSession(session("kept-session", userID: userID))
                 try seven.insertRefreshToken(refreshToken("kept-refresh", family: "f", sessionIDHash: "kept-session", userID: userID))
@@ -117,7 +117,7 @@ extension SQLiteStoreSpecifics {
                 #expect(try connection.run("INSERT INTO used_identity_tokens (token_hash, expires_at) VALUES (?, ?)",
                                            [.text("kept-token"), .date(t0 + 600)]) == 1)
 
-                #expect(try store.migrate() == [8, 9])
+                #expect(try store.migrate() == [8, 9, 10])
                 let withoutRowid = try scalar("""
                     SELECT COUNT(*) AS value FROM sqlite_schema
                     WHERE name IN ('sessions', 'used_identity_tokens') AND sql LIKE '%WITHOUT ROWID'
@@ -142,12 +142,12 @@ extension SQLiteStoreSpecifics {
         func fromVersionEight() throws {
             try withTemporarySQLiteStore(migrated: false) { store, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "PRAGMA foreign_keys = ON;")
-                #expect(try SQLiteMigrator(connection: connection, migrations: Array(SQLiteMigrations.all.prefix(8)))
+                #expect(try SQLiteMigrator(connection: connection, migrations: Array(Storage.Migrations.all.prefix(8)))
                     .migrate(now: t0) == [1, 2, 3, 4, 5, 6, 7, 8])
                 #expect(try connection.run("INSERT INTO used_identity_tokens (token_hash, expires_at) VALUES (?, ?)",
                                            [.text("earlier-token"), .date(t0 + 660)]) == 1)
 
-                #expect(try store.migrate() == [9])
+                #expect(try store.migrate() == [9, 10])
                 let record = { (hash: String, now: Date) in
                     try store.write { try $0.recordIdentityTokenUse(tokenHash: hash, tokenExpiresAt: t0 + 600,
                                                                      expiresAt: t0 + 660, now: now) }
@@ -190,8 +190,8 @@ extension SQLiteStoreSpecifics {
         func failingMigrationRollsBack() throws {
             try withTemporarySQLiteStore(migrated: false) { _, path throws in
                 let connection = try SQLiteConnection(path: path, setup: "")
-                let next = SQLiteMigrations.all.last!.version + 1
-                let migrations = SQLiteMigrations.all + [
+                let next = Storage.Migrations.all.last!.version + 1
+                let migrations = Storage.Migrations.all + [
                     Migration(version: next, sql: "CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);"),
                 ]
                 let error = #expect(throws: StoreError.self) {
@@ -211,7 +211,7 @@ extension SQLiteStoreSpecifics {
         @Test("versions start at 1 and strictly increase")
         func versionsAreOrdered() {
             // Gaps are allowed: a number may be held for a line of work that has not arrived yet.
-            let versions = SQLiteMigrations.all.map(\.version)
+            let versions = Storage.Migrations.all.map(\.version)
             #expect(versions.first == 1)
             #expect(zip(versions, versions.dropFirst()).allSatisfy { $0 < $1 })
         }

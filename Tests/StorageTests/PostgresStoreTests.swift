@@ -17,7 +17,7 @@ import Testing
                     outcomes.append("error: \(error)")
                 }
             }
-            let all = PostgresMigrations.all.map(\.version)
+            let all = Migrations.all.map(\.version)
             #expect(outcomes.all.sorted() == ["\(all)", "[]", "[]", "[]"])
             let versions = try postgresScalar("SELECT COUNT(*) AS value FROM schema_migrations", in: url)
             #expect(versions == Int64(all.count))
@@ -30,8 +30,8 @@ import Testing
             let store = try PostgresStore(url: url)
             _ = try store.migrate()
             let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
-            let next = PostgresMigrations.all.last!.version + 1
-            let migrations = PostgresMigrations.all + [
+            let next = Migrations.all.last!.version + 1
+            let migrations = Migrations.all + [
                 Migration(version: next, sql: "CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);"),
             ]
             let failed = #expect(throws: StoreError.self) {
@@ -48,7 +48,7 @@ import Testing
 
             try connection.run("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)")
             let tooNew = #expect(throws: StoreError.self) { try store.migrate() }
-            #expect(tooNew == .schemaTooNew(databaseVersion: 99, supportedVersion: PostgresMigrations.all.last!.version))
+            #expect(tooNew == .schemaTooNew(databaseVersion: 99, supportedVersion: Migrations.all.last!.version))
         }
     }
 
@@ -149,15 +149,6 @@ import Testing
             let after = try store.read { try $0.loginAttempt(state: "after") }
             #expect(after != nil)
         }
-    }
-}
-
-@Suite("PostgreSQL schema") struct PostgresSchemaTests {
-    @Test("PostgreSQL has a migration for every SQLite migration, with the same versions")
-    func sameVersionsAsSQLite() {
-        let sqlite = SQLiteMigrations.all.map(\.version)
-        let postgres = PostgresMigrations.all.map(\.version)
-        #expect(postgres == sqlite)
     }
 }
 

@@ -70,7 +70,7 @@ func tableNames(in path: String) throws -> Set<String> {
 }
 
 /// Every migration version this build ships.
-let allMigrationVersions = SQLiteMigrations.all.map(\.version)
+let allMigrationVersions = Migrations.all.map(\.version)
 
 func appleProfile(sub: String, email: String? = nil, verified: Bool = true, privateRelay: Bool = false,
                   name: String? = nil) -> AppleUserProfile {

@@ -349,7 +349,7 @@ import Testing
         try withFreshStore(backend, migrated: false) { fixture in
             let first = try fixture.store.migrate()
             let again = try fixture.openAnother().migrate()
-            #expect(first == SQLiteMigrations.all.map(\.version))
+            #expect(first == Migrations.all.map(\.version))
             #expect(again == [])
         }
     }

@@ -1,12 +1,10 @@
 import Foundation
 
-extension PostgresTransaction {
+extension SQLTransaction {
     // MARK: - Apple refresh tokens
 
     func upsertAppleToken(_ record: AppleTokenRecord) throws {
-        guard !record.encryptedRefreshToken.isEmpty else {
-            throw StoreError.invalidArgument("an Apple token record needs the encrypted token")
-        }
+        try StoreInput.validate(record)
         try run("""
             INSERT INTO apple_tokens (user_id, client_id, encrypted_refresh_token, updated_at) VALUES ($1, $2, $3, $4)
             ON CONFLICT (user_id) DO UPDATE SET client_id = excluded.client_id,
@@ -17,12 +15,7 @@ extension PostgresTransaction {
     }
 
     func appleToken(userID: Int64) throws -> AppleTokenRecord? {
-        try query("""
-            SELECT user_id, client_id, encrypted_refresh_token, updated_at FROM apple_tokens WHERE user_id = $1
-            """, [.integer(userID)]) { row in
-            AppleTokenRecord(userID: row.int64("user_id"), clientID: row.text("client_id"),
-                             encryptedRefreshToken: row.blob("encrypted_refresh_token"), updatedAt: row.date("updated_at"))
-        }.first
+        try select(.appleTokens, " WHERE user_id = $1", [.integer(userID)]).first
     }
 
     func deleteAppleToken(userID: Int64) throws -> Bool {
@@ -32,14 +25,9 @@ extension PostgresTransaction {
     // MARK: - Revocation queue
 
     func enqueueRevocation(clientID: String, encryptedToken: [UInt8], tokenTypeHint: String, now: Date) throws -> Int64 {
-        guard !encryptedToken.isEmpty else {
-            throw StoreError.invalidArgument("a revocation needs the encrypted token")
-        }
-        let id = try query("""
-            INSERT INTO pending_revocations (client_id, encrypted_token, token_type_hint, attempts, next_attempt_at, created_at)
-            VALUES ($1, $2, $3, 0, $4, $4)
-            RETURNING id
-            """, [.text(clientID), .blob(encryptedToken), .text(tokenTypeHint), .date(now)]) { $0.int64("id") }.first
+        try StoreInput.validateRevocation(encryptedToken: encryptedToken)
+        let id = try connection.insertReturningID(SQLStatements.enqueueRevocation.text(for: dialect),
+                                                  [.text(clientID), .blob(encryptedToken), .text(tokenTypeHint), .date(now)])
         guard let id else {
             throw StoreError.database("INSERT INTO pending_revocations returned no id")
         }
@@ -47,16 +35,8 @@ extension PostgresTransaction {
     }
 
     func dueRevocations(now: Date, limit: Int) throws -> [PendingRevocation] {
-        try query("""
-            SELECT id, client_id, encrypted_token, token_type_hint, attempts, next_attempt_at, last_error, created_at
-            FROM pending_revocations WHERE next_attempt_at <= $1
-            ORDER BY next_attempt_at, id LIMIT $2
-            """, [.date(now), .integer(Int64(max(0, limit)))]) { row in
-            PendingRevocation(id: row.int64("id"), clientID: row.text("client_id"),
-                              encryptedToken: row.blob("encrypted_token"), tokenTypeHint: row.text("token_type_hint"),
-                              attempts: Int(row.int64("attempts")), nextAttemptAt: row.date("next_attempt_at"),
-                              lastError: row.optionalText("last_error"), createdAt: row.date("created_at"))
-        }
+        try select(.pendingRevocations, " WHERE next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2",
+                   [.date(now), .integer(Int64(max(0, limit)))])
     }
 
     func completeRevocation(id: Int64) throws {
@@ -71,7 +51,7 @@ extension PostgresTransaction {
     }
 
     func pendingRevocationCount() throws -> Int {
-        try query("SELECT COUNT(*) AS count FROM pending_revocations") { Int($0.int64("count")) }.first ?? 0
+        try query("SELECT COUNT(*) AS count FROM pending_revocations") { Int(try $0.requiredInteger("count")) }.first ?? 0
     }
 
     // MARK: - Notifications
@@ -79,5 +59,13 @@ extension PostgresTransaction {
     func recordNotification(jti: String, now: Date) throws -> Bool {
         try run("INSERT INTO apple_notifications (jti, received_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING",
                 [.text(jti), .date(now)]) == 1
+    }
+}
+
+extension SQLStatements {
+    static let enqueueRevocation = DialectStatement { dialect in """
+        INSERT INTO pending_revocations (client_id, encrypted_token, token_type_hint, attempts, next_attempt_at, created_at)
+        VALUES ($1, $2, $3, 0, $4, $4)\(dialect.returningID)
+        """
     }
 }

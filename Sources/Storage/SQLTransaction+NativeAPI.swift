@@ -1,6 +1,6 @@
 import Foundation
 
-extension PostgresTransaction {
+extension SQLTransaction {
     // MARK: - API nonces
 
     func insertAPINonce(_ nonce: APINonce) throws {
@@ -16,9 +16,9 @@ extension PostgresTransaction {
         if changed == 1 {
             return .consumed
         }
-        // Same serializable transaction: what the UPDATE saw is what this reads.
+        // Same write transaction (serialized): what the UPDATE saw is what this reads.
         let found = try query("SELECT consumed_at FROM api_nonces WHERE nonce = $1", [.text(nonce)]) {
-            $0.optionalDate("consumed_at")
+            try $0.optionalDate("consumed_at")
         }
         guard let consumedAt = found.first else { return .unknown }
         return consumedAt == nil ? .expired : .alreadyUsed
@@ -26,14 +26,18 @@ extension PostgresTransaction {
 
     // MARK: - Identity tokens
 
-    /// Keyed by the digest alone: PostgreSQL stores rows in a heap in arrival order whatever the key.
     func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool {
+        // A record from before migration 9, in the table keyed by digest alone (empty once those have expired).
+        let earlier = try query("""
+            SELECT 1 AS found FROM used_identity_tokens WHERE token_hash = $1 AND expires_at > $2
+            """, [.text(tokenHash), .date(now)]) { try $0.requiredInteger("found") }
+        guard earlier.isEmpty else { return false }
         // The upsert changes nothing (0 rows) exactly when an unexpired record exists.
-        try run("""
-            INSERT INTO used_identity_tokens (token_hash, expires_at) VALUES ($1, $2)
-            ON CONFLICT (token_hash) DO UPDATE SET expires_at = excluded.expires_at
-            WHERE used_identity_tokens.expires_at <= $3
-            """, [.text(tokenHash), .date(expiresAt), .date(now)]) == 1
+        return try run("""
+            INSERT INTO identity_token_uses (token_expires_at, token_hash, expires_at) VALUES ($1, $2, $3)
+            ON CONFLICT (token_expires_at, token_hash) DO UPDATE SET expires_at = excluded.expires_at
+            WHERE identity_token_uses.expires_at <= $4
+            """, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)]) == 1
     }
 
     // MARK: - Refresh tokens
@@ -53,49 +57,46 @@ extension PostgresTransaction {
     }
 
     func rotateRefreshToken(tokenHash: String, now: Date) throws -> RefreshRotation {
-        let rotated = try query("""
-            UPDATE refresh_tokens SET rotated_at = $1
-            WHERE token_hash = $2 AND rotated_at IS NULL AND expires_at > $1
-              AND EXISTS (SELECT 1 FROM sessions
-                          WHERE sessions.id_hash = refresh_tokens.session_id_hash AND sessions.expires_at > $1)
-            RETURNING \(Self.refreshTokenColumns)
-            """, [.date(now), .text(tokenHash)], Self.decodeRefreshToken)
+        let mapping = TableMapping.refreshTokens
+        let rotated = try query(SQLStatements.rotateRefreshToken, [.date(now), .text(tokenHash)]) { try mapping.decode($0) }
         if let token = rotated.first {
             return .rotated(token)
         }
-        let found = try query("SELECT \(Self.refreshTokenColumns) FROM refresh_tokens WHERE token_hash = $1",
-                              [.text(tokenHash)], Self.decodeRefreshToken)
-        if let token = found.first {
+        if let token = try select(mapping, " WHERE token_hash = $1", [.text(tokenHash)]).first {
             // Reuse wins over expiry: a rotated token presented again is a replay either way.
             return token.rotatedAt == nil ? .expired : .reused(token)
         }
-        let revoked = try query("SELECT \(Self.refreshTokenColumns) FROM revoked_refresh_tokens WHERE token_hash = $1",
-                                [.text(tokenHash)], Self.decodeRefreshToken)
+        let revoked = try query(SQLStatements.revokedRefreshToken, [.text(tokenHash)]) { try mapping.decode($0) }
         return revoked.first.map(RefreshRotation.reused) ?? .unknown
     }
 
     func revokeRefreshFamily(_ familyID: String) throws -> Int {
-        try run("""
-            INSERT INTO revoked_refresh_tokens (\(Self.refreshTokenColumns))
-            SELECT \(Self.refreshTokenColumns) FROM refresh_tokens WHERE family_id = $1
-            ON CONFLICT (token_hash) DO NOTHING
-            """, [.text(familyID)])
-        let sessionIDHashes = try query(
-            "DELETE FROM refresh_tokens WHERE family_id = $1 RETURNING session_id_hash",
-            [.text(familyID)]) { $0.text("session_id_hash") }
+        try run(SQLStatements.keepRevokedFamily, [.text(familyID)])
+        let sessionIDHashes = try query("DELETE FROM refresh_tokens WHERE family_id = $1 RETURNING session_id_hash",
+                                        [.text(familyID)]) { try $0.requiredText("session_id_hash") }
         for idHash in Set(sessionIDHashes) {
             try run("DELETE FROM sessions WHERE id_hash = $1", [.text(idHash)])
         }
         return sessionIDHashes.count
     }
+}
 
-    private static let refreshTokenColumns =
-        "token_hash, family_id, session_id_hash, user_id, created_at, expires_at, rotated_at"
+extension SQLStatements {
+    static let rotateRefreshToken = """
+        UPDATE refresh_tokens SET rotated_at = $1
+        WHERE token_hash = $2 AND rotated_at IS NULL AND expires_at > $1
+          AND EXISTS (SELECT 1 FROM sessions
+                      WHERE sessions.id_hash = refresh_tokens.session_id_hash AND sessions.expires_at > $1)
+        RETURNING \(TableMapping.refreshTokens.columnList)
+        """
 
-    private static func decodeRefreshToken(_ row: PostgresRow) -> RefreshToken {
-        RefreshToken(tokenHash: row.text("token_hash"), familyID: row.text("family_id"),
-                     sessionIDHash: row.text("session_id_hash"), userID: row.int64("user_id"),
-                     createdAt: row.date("created_at"), expiresAt: row.date("expires_at"),
-                     rotatedAt: row.optionalDate("rotated_at"))
-    }
+    /// `revoked_refresh_tokens` has the columns of `refresh_tokens`.
+    static let revokedRefreshToken =
+        "SELECT \(TableMapping.refreshTokens.columnList) FROM revoked_refresh_tokens WHERE token_hash = $1"
+
+    static let keepRevokedFamily = """
+        INSERT INTO revoked_refresh_tokens (\(TableMapping.refreshTokens.columnList))
+        SELECT \(TableMapping.refreshTokens.columnList) FROM refresh_tokens WHERE family_id = $1
+        ON CONFLICT (token_hash) DO NOTHING
+        """
 }

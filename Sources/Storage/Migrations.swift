@@ -1,113 +1,119 @@
-enum SQLiteMigrations {
-    /// Append only: never edit a migration that has shipped.
+/// The schema, version by version, for every backend: the same tables, columns, keys and indexes. Times are whole
+/// unix seconds (INTEGER on SQLite, BIGINT on PostgreSQL), flags 0/1 or BOOLEAN, bytes BLOB or BYTEA.
+enum Migrations {
+    /// Append only: never edit what a shipped migration does.
     static let all: [Migration] = [
-        Migration(version: 1, sql: """
+        Migration(version: 1) { d in """
             CREATE TABLE users (
-                id INTEGER PRIMARY KEY,
+                id \(d.generatedID),
                 provider TEXT NOT NULL,
                 provider_user_id TEXT NOT NULL,
                 email TEXT,
-                is_private_email INTEGER NOT NULL DEFAULT 0,
-                email_verified INTEGER NOT NULL DEFAULT 0,
+                is_private_email \(d.flag) NOT NULL DEFAULT \(d.flagLiteral(false)),
+                email_verified \(d.flag) NOT NULL DEFAULT \(d.flagLiteral(false)),
                 display_name TEXT,
-                created_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL,
+                created_at \(d.time) NOT NULL,
+                updated_at \(d.time) NOT NULL,
                 UNIQUE (provider, provider_user_id)
             );
             CREATE TABLE login_attempts (
                 state TEXT PRIMARY KEY,
                 nonce TEXT NOT NULL,
                 binding_hash TEXT NOT NULL,
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                consumed_at INTEGER
+                created_at \(d.time) NOT NULL,
+                expires_at \(d.time) NOT NULL,
+                consumed_at \(d.time)
             );
             CREATE INDEX login_attempts_expires_at ON login_attempts (expires_at);
             CREATE TABLE sessions (
                 id_hash TEXT PRIMARY KEY,
-                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                user_id \(d.bigInteger) NOT NULL REFERENCES users (id) ON DELETE CASCADE,
                 flow TEXT NOT NULL,
-                nonce_verified INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL
+                nonce_verified \(d.flag) NOT NULL,
+                created_at \(d.time) NOT NULL,
+                expires_at \(d.time) NOT NULL
             );
             CREATE INDEX sessions_user_id ON sessions (user_id);
             CREATE INDEX sessions_expires_at ON sessions (expires_at);
-            """),
+            """
+        },
         // Native JSON API: server-issued nonces, identity token replay guard, rotating
         // refresh tokens.
-        Migration(version: 2, sql: """
+        Migration(version: 2) { d in """
             CREATE TABLE api_nonces (
                 nonce TEXT PRIMARY KEY,
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                consumed_at INTEGER
+                created_at \(d.time) NOT NULL,
+                expires_at \(d.time) NOT NULL,
+                consumed_at \(d.time)
             );
             CREATE INDEX api_nonces_expires_at ON api_nonces (expires_at);
             CREATE TABLE used_identity_tokens (
                 token_hash TEXT PRIMARY KEY,
-                expires_at INTEGER NOT NULL
+                expires_at \(d.time) NOT NULL
             );
             CREATE INDEX used_identity_tokens_expires_at ON used_identity_tokens (expires_at);
             CREATE TABLE refresh_tokens (
                 token_hash TEXT PRIMARY KEY,
                 family_id TEXT NOT NULL,
                 session_id_hash TEXT NOT NULL REFERENCES sessions (id_hash) ON DELETE CASCADE,
-                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                rotated_at INTEGER
+                user_id \(d.bigInteger) NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at \(d.time) NOT NULL,
+                expires_at \(d.time) NOT NULL,
+                rotated_at \(d.time)
             );
             CREATE INDEX refresh_tokens_family_id ON refresh_tokens (family_id);
             CREATE INDEX refresh_tokens_user_id ON refresh_tokens (user_id);
             CREATE INDEX refresh_tokens_session_id_hash ON refresh_tokens (session_id_hash);
             CREATE INDEX refresh_tokens_expires_at ON refresh_tokens (expires_at);
-            """),
+            """
+        },
         // Apple's server side: encrypted Apple refresh tokens, the revocation retry
         // queue (no foreign key: it outlives the deleted user), notification ids seen.
-        Migration(version: 3, sql: """
-            ALTER TABLE users ADD COLUMN email_forwarding_enabled INTEGER NOT NULL DEFAULT 1;
+        Migration(version: 3) { d in """
+            ALTER TABLE users ADD COLUMN email_forwarding_enabled \(d.flag) NOT NULL DEFAULT \(d.flagLiteral(true));
             CREATE TABLE apple_tokens (
-                user_id INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+                user_id \(d.bigInteger) PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
                 client_id TEXT NOT NULL,
-                encrypted_refresh_token BLOB NOT NULL,
-                updated_at INTEGER NOT NULL
+                encrypted_refresh_token \(d.bytes) NOT NULL,
+                updated_at \(d.time) NOT NULL
             );
             CREATE TABLE pending_revocations (
-                id INTEGER PRIMARY KEY,
+                id \(d.generatedID),
                 client_id TEXT NOT NULL,
-                encrypted_token BLOB NOT NULL,
+                encrypted_token \(d.bytes) NOT NULL,
                 token_type_hint TEXT NOT NULL,
                 attempts INTEGER NOT NULL DEFAULT 0,
-                next_attempt_at INTEGER NOT NULL,
+                next_attempt_at \(d.time) NOT NULL,
                 last_error TEXT,
-                created_at INTEGER NOT NULL
+                created_at \(d.time) NOT NULL
             );
             CREATE INDEX pending_revocations_next_attempt_at ON pending_revocations (next_attempt_at);
             CREATE TABLE apple_notifications (
                 jti TEXT PRIMARY KEY,
-                received_at INTEGER NOT NULL
+                received_at \(d.time) NOT NULL
             );
             CREATE INDEX apple_notifications_received_at ON apple_notifications (received_at);
-            """),
+            """
+        },
         // Tombstones of refresh token families revoked for reuse, kept until they expire, so
         // that every later presentation of one of their tokens is still recognized as reuse.
-        Migration(version: 4, sql: """
+        Migration(version: 4) { d in """
             CREATE TABLE revoked_refresh_tokens (
                 token_hash TEXT PRIMARY KEY,
                 family_id TEXT NOT NULL,
                 session_id_hash TEXT NOT NULL,
-                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                rotated_at INTEGER
+                user_id \(d.bigInteger) NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at \(d.time) NOT NULL,
+                expires_at \(d.time) NOT NULL,
+                rotated_at \(d.time)
             );
             CREATE INDEX revoked_refresh_tokens_user_id ON revoked_refresh_tokens (user_id);
             CREATE INDEX revoked_refresh_tokens_expires_at ON revoked_refresh_tokens (expires_at);
-            """),
-        // Member ids are never given out twice: without AUTOINCREMENT, SQLite reuses the id
-        // of the newest user after it is deleted. Rebuilds users (same columns and rows).
-        Migration(version: 5, sql: """
+            """
+        },
+        // Member ids are never given out twice: without AUTOINCREMENT, SQLite reuses the id of the newest user after
+        // it is deleted. Rebuilds users (same columns and rows). PostgreSQL's identity column never reuses one.
+        Migration(version: 5, only: .sqlite, rebuildsReferencedTable: true, sql: """
             CREATE TABLE users_autoincrement (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 provider TEXT NOT NULL,
@@ -127,17 +133,17 @@ enum SQLiteMigrations {
                    display_name, created_at, updated_at, email_forwarding_enabled FROM users;
             DROP TABLE users;
             ALTER TABLE users_autoincrement RENAME TO users;
-            """, rebuildsReferencedTable: true),
+            """),
         // The OpenID provider: its signing keys (private halves sealed by the application), the authorization
         // requests waiting for Apple's answer, authorization codes, and which client each refresh-token family
         // belongs to.
-        Migration(version: 6, sql: """
+        Migration(version: 6) { d in """
             CREATE TABLE provider_signing_keys (
                 kid TEXT PRIMARY KEY,
                 public_jwk TEXT NOT NULL,
-                sealed_private_key BLOB NOT NULL,
-                created_at INTEGER NOT NULL,
-                retired_at INTEGER
+                sealed_private_key \(d.bytes) NOT NULL,
+                created_at \(d.time) NOT NULL,
+                retired_at \(d.time)
             );
             CREATE TABLE provider_authorizations (
                 state_hash TEXT PRIMARY KEY REFERENCES login_attempts (state) ON DELETE CASCADE,
@@ -147,7 +153,7 @@ enum SQLiteMigrations {
                 nonce TEXT,
                 code_challenge TEXT,
                 scope TEXT NOT NULL,
-                created_at INTEGER NOT NULL
+                created_at \(d.time) NOT NULL
             );
             CREATE TABLE authorization_codes (
                 code_hash TEXT PRIMARY KEY,
@@ -156,11 +162,11 @@ enum SQLiteMigrations {
                 code_challenge TEXT,
                 scope TEXT NOT NULL,
                 nonce TEXT,
-                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-                auth_time INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                redeemed_at INTEGER,
+                user_id \(d.bigInteger) NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                auth_time \(d.time) NOT NULL,
+                created_at \(d.time) NOT NULL,
+                expires_at \(d.time) NOT NULL,
+                redeemed_at \(d.time),
                 family_id TEXT
             );
             CREATE INDEX authorization_codes_expires_at ON authorization_codes (expires_at);
@@ -168,32 +174,35 @@ enum SQLiteMigrations {
             CREATE TABLE provider_grants (
                 family_id TEXT PRIMARY KEY,
                 client_id TEXT NOT NULL,
-                user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                user_id \(d.bigInteger) NOT NULL REFERENCES users (id) ON DELETE CASCADE,
                 scope TEXT NOT NULL,
-                auth_time INTEGER NOT NULL,
-                created_at INTEGER NOT NULL
+                auth_time \(d.time) NOT NULL,
+                created_at \(d.time) NOT NULL
             );
             CREATE INDEX provider_grants_user_id ON provider_grants (user_id);
-            """),
+            """
+        },
         // State several instances share.
         // rate_limits: one row per client, the time its bucket is full again (see
         // admitRateLimited); leases: work one instance at a time does (the sweeper).
-        Migration(version: 7, sql: """
+        Migration(version: 7) { d in """
             CREATE TABLE rate_limits (
                 client_key TEXT PRIMARY KEY,
-                full_at_ms INTEGER NOT NULL
+                full_at_ms \(d.bigInteger) NOT NULL
             );
             CREATE INDEX rate_limits_full_at_ms ON rate_limits (full_at_ms);
             CREATE TABLE leases (
                 name TEXT PRIMARY KEY,
                 holder TEXT NOT NULL,
-                expires_at INTEGER NOT NULL
+                expires_at \(d.time) NOT NULL
             );
-            """),
-        // The tables keyed by a random digest that every sign-in writes become WITHOUT ROWID: one B-tree per
-        // table instead of a rowid table plus the index of its primary key, so an insert or a lookup touches
-        // one tree, and a batch of sign-ins dirties fewer pages. Same columns, rows and indexes.
-        Migration(version: 8, sql: """
+            """
+        },
+        // The tables keyed by a random digest that every sign-in writes become WITHOUT ROWID on SQLite: one B-tree
+        // per table instead of a rowid table plus the index of its primary key, so an insert or a lookup touches
+        // one tree, and a batch of sign-ins dirties fewer pages. Same columns, rows and indexes. (PostgreSQL's
+        // tables are heaps with a key index either way.)
+        Migration(version: 8, only: .sqlite, rebuildsReferencedTable: true, sql: """
             CREATE TABLE sessions_keyed (
                 id_hash TEXT PRIMARY KEY,
                 user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -215,22 +224,25 @@ enum SQLiteMigrations {
             DROP TABLE used_identity_tokens;
             ALTER TABLE used_identity_tokens_keyed RENAME TO used_identity_tokens;
             CREATE INDEX used_identity_tokens_expires_at ON used_identity_tokens (expires_at);
-            """, rebuildsReferencedTable: true),
+            """),
         // Used identity tokens keyed by the token's own `exp` first, then its digest: tokens arrive about in the order
-        // they expire, so a sign-in's record lands on the last pages of one B-tree instead of a random page of the
-        // digest-keyed table and another of its expiry index: one B-tree fewer per sign-in (in `scripts/bench signin`
-        // at 256 connections the writer's CPU per sign-in fell from a median 49 to 43 µs over seven alternating runs,
-        // within this machine's noise for throughput). The `exp` claim is part of the token, so the
-        // key of a replay is the key of the first use whatever the leeway. `expires_at` is until when a replay is
+        // they expire, so on SQLite a sign-in's record lands on the last pages of one B-tree instead of a random page
+        // of the digest-keyed table and another of its expiry index. The `exp` claim is part of the token, so the key
+        // of a replay is the key of the first use whatever the leeway. `expires_at` is until when a replay is
         // refused. Records made before this version stay in `used_identity_tokens` until they expire, and are still
         // checked.
-        Migration(version: 9, sql: """
-            CREATE TABLE identity_token_uses (
-                token_expires_at INTEGER NOT NULL,
-                token_hash TEXT NOT NULL,
-                expires_at INTEGER NOT NULL,
-                PRIMARY KEY (token_expires_at, token_hash)
-            ) WITHOUT ROWID;
-            """),
+        Migration(version: 9) { identityTokenUses.text(for: $0) },
+        // PostgreSQL databases migrated before the schema was one list recorded version 9 without the table.
+        Migration(version: 10) { identityTokenUses.text(for: $0) },
     ]
+
+    private static let identityTokenUses = DialectStatement { d in """
+        CREATE TABLE IF NOT EXISTS identity_token_uses (
+            token_expires_at \(d.time) NOT NULL,
+            token_hash TEXT NOT NULL,
+            expires_at \(d.time) NOT NULL,
+            PRIMARY KEY (token_expires_at, token_hash)
+        )\(d.withoutRowID);
+        """
+    }
 }

@@ -1,0 +1,190 @@
+import Foundation
+
+/// `StoreTransaction` on one connection inside a transaction the store opened, written once for every backend:
+/// each statement uses `$1 … $n` placeholders, and a `SQLDialect` fragment only where SQLite and PostgreSQL really
+/// differ. Rows become models through one `TableMapping` per table; every write's input passes `StoreInput` first.
+/// Times are whole unix seconds, "expired" means `expires_at <= now`.
+struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
+    let connection: Connection
+
+    var dialect: SQLDialect { connection.dialect }
+
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLValue] = []) throws -> Int {
+        try connection.run(sql, values)
+    }
+
+    func query<T>(_ sql: String, _ values: [SQLValue] = [], _ decode: (any StoredRow) throws -> T) throws -> [T] {
+        try connection.query(sql, values, decode)
+    }
+
+    /// The rows of one table's mapping: `SELECT <its columns> FROM <its table> <rest>`.
+    func select<Model>(_ mapping: TableMapping<Model>, _ rest: String, _ values: [SQLValue]) throws -> [Model] {
+        try query(mapping.selectFrom + rest, values) { try mapping.decode($0) }
+    }
+
+    // MARK: - Login attempts
+
+    func insertLoginAttempt(_ attempt: LoginAttempt) throws {
+        try run("""
+            INSERT INTO login_attempts (state, nonce, binding_hash, created_at, expires_at, consumed_at)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            """,
+            [.text(attempt.state), .text(attempt.nonce), .text(attempt.bindingHash),
+             .date(attempt.createdAt), .date(attempt.expiresAt), .optionalDate(attempt.consumedAt)])
+    }
+
+    func loginAttempt(state: String) throws -> LoginAttempt? {
+        try select(.loginAttempts, " WHERE state = $1", [.text(state)]).first
+    }
+
+    func loginAttemptWithAuthorization(state: String) throws -> (attempt: LoginAttempt, authorization: ProviderAuthorization?)? {
+        try query(SQLStatements.loginAttemptWithAuthorization, [.text(state)]) { row in
+            let authorization = try row.text("authorization_state_hash") == nil
+                ? nil : TableMapping.providerAuthorizations.decode(row, prefix: "authorization_")
+            return (attempt: try TableMapping.loginAttempts.decode(row), authorization: authorization)
+        }.first
+    }
+
+    func consumeLoginAttempt(state: String, now: Date) throws -> Bool {
+        try run("""
+            UPDATE login_attempts SET consumed_at = $1
+            WHERE state = $2 AND consumed_at IS NULL AND expires_at > $1
+            """, [.date(now), .text(state)]) == 1
+    }
+
+    // MARK: - Users
+
+    func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
+        try StoreInput.validate(profile)
+        let new = User.firstSignIn(profile, now: now)
+        // A new user is one INSERT, and its row is what was bound plus the id the database gave it: built here rather
+        // than read back, which on SQLite materialized the row in a temporary B-tree and decoded it by column name
+        // (a third of the writer thread's instructions per sign-in). A returning user conflicts and is read next.
+        let insertedID = try connection.insertReturningID(SQLStatements.insertUser.text(for: dialect),
+            [.text(new.provider), .text(new.providerUserID), .optionalText(new.email), .bool(new.isPrivateEmail),
+             .bool(new.emailVerified), .optionalText(new.displayName), .date(new.createdAt),
+             .date(new.updatedAt), .bool(new.emailForwardingEnabled)])
+        if let insertedID {
+            var user = new
+            user.id = insertedID
+            // As stored: whole seconds.
+            user.createdAt = StoredTime.date(fromUnixSeconds: try StoredTime.unixSeconds(new.createdAt))
+            user.updatedAt = StoredTime.date(fromUnixSeconds: try StoredTime.unixSeconds(new.updatedAt))
+            return (user, true)
+        }
+        guard let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) else {
+            throw StoreError.database("user \(profile.sub) neither inserted nor found")
+        }
+        let updated = existing.applyingSignIn(profile, now: now)
+        if updated != existing {
+            try update(updated)
+        }
+        return (updated, false)
+    }
+
+    func user(id: Int64) throws -> User? {
+        try select(.users, " WHERE id = $1", [.integer(id)]).first
+    }
+
+    func countUsers() throws -> Int {
+        try query("SELECT COUNT(*) AS count FROM users") { Int(try $0.requiredInteger("count")) }.first ?? 0
+    }
+
+    func deleteUser(id: Int64) throws -> Bool {
+        try run("DELETE FROM users WHERE id = $1", [.integer(id)]) == 1
+    }
+
+    func user(provider: String, providerUserID: String) throws -> User? {
+        try select(.users, " WHERE provider = $1 AND provider_user_id = $2",
+                   [.text(provider), .text(providerUserID)]).first
+    }
+
+    func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws {
+        try run("""
+            UPDATE users SET email_forwarding_enabled = $1, updated_at = $2
+            WHERE id = $3 AND email_forwarding_enabled <> $1
+            """, [.bool(isPrivateEmailEnabled), .date(now), .integer(userID)])
+    }
+
+    private func update(_ user: User) throws {
+        try run("""
+            UPDATE users SET email = $1, is_private_email = $2, email_verified = $3, display_name = $4, updated_at = $5
+            WHERE id = $6
+            """,
+            [.optionalText(user.email), .bool(user.isPrivateEmail), .bool(user.emailVerified),
+             .optionalText(user.displayName), .date(user.updatedAt), .integer(user.id)])
+    }
+
+    // MARK: - Sessions
+
+    func insertSession(_ session: Session) throws {
+        try run("""
+            INSERT INTO sessions (id_hash, user_id, flow, nonce_verified, created_at, expires_at)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            """,
+            [.text(session.idHash), .integer(session.userID), .text(session.flow),
+             .bool(session.nonceVerified), .date(session.createdAt), .date(session.expiresAt)])
+    }
+
+    func session(idHash: String, now: Date) throws -> (session: Session, user: User)? {
+        try query(SQLStatements.sessionWithUser, [.text(idHash), .date(now)]) { row -> (session: Session, user: User) in
+            (session: try TableMapping.sessions.decode(row, prefix: "session_"),
+             user: try TableMapping.users.decode(row, prefix: "user_"))
+        }.first
+    }
+
+    func deleteSession(idHash: String) throws -> Bool {
+        try run("DELETE FROM sessions WHERE id_hash = $1", [.text(idHash)]) == 1
+    }
+
+    func deleteSessions(userID: Int64) throws -> Int {
+        try run("DELETE FROM sessions WHERE user_id = $1", [.integer(userID)])
+    }
+
+    // MARK: - Housekeeping
+
+    func deleteExpired(now: Date) throws -> Int {
+        var deleted = 0
+        for statement in SQLStatements.deleteExpiredRows {
+            deleted += try run(statement, [.date(now)])
+        }
+        deleted += try run("DELETE FROM apple_notifications WHERE received_at <= $1",
+                           [.date(now.addingTimeInterval(-StoreRetention.notificationIDs))])
+        return deleted
+    }
+}
+
+/// Statements made once rather than on every call: joins whose column lists come from the mappings, and
+/// statements with a dialect fragment. (A generic type cannot hold static stored properties.)
+enum SQLStatements {
+    /// The callback runs it for every sign-in. The attempt's columns keep their names.
+    static let loginAttemptWithAuthorization = """
+        SELECT \(TableMapping.loginAttempts.selectList()),
+               \(TableMapping.providerAuthorizations.selectList(prefix: "authorization_"))
+        FROM login_attempts LEFT JOIN provider_authorizations ON provider_authorizations.state_hash = login_attempts.state
+        WHERE login_attempts.state = $1
+        """
+
+    static let sessionWithUser = """
+        SELECT \(TableMapping.sessions.selectList(prefix: "session_")), \(TableMapping.users.selectList(prefix: "user_"))
+        FROM sessions JOIN users ON users.id = sessions.user_id
+        WHERE sessions.id_hash = $1 AND sessions.expires_at > $2
+        """
+
+    static let insertUser = DialectStatement { dialect in """
+        INSERT INTO users (provider, provider_user_id, email, is_private_email, email_verified,
+                           display_name, created_at, updated_at, email_forwarding_enabled)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        ON CONFLICT (provider, provider_user_id) DO NOTHING\(dialect.returningID)
+        """
+    }
+
+    /// Rows whose `expires_at` has passed, table by table. A used identity token's record is keyed by the token's
+    /// own `exp` first: its refusal lasts past that expiry (the leeway), never less, and the key's range bounds the scan.
+    static let deleteExpiredRows = [
+        "login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens", "revoked_refresh_tokens", "sessions",
+    ].map { "DELETE FROM \($0) WHERE expires_at <= $1" } + [
+        "DELETE FROM identity_token_uses WHERE token_expires_at <= $1 AND expires_at <= $1",
+    ]
+}
