@@ -37,24 +37,5 @@ extension StoreBehaviour {
                 }
             }
         }
-
-        @Test("8 threads on two stores consuming the same nonce: exactly one consumes it")
-        func concurrentConsume() throws {
-            try withTemporaryStore { first, database throws in
-                let second = try database.open()
-                try first.write { try $0.insertAPINonce(apiNonce("contested")) }
-                let outcomes = Collected<String>()
-                onThreads(8) { thread in
-                    let store = thread.isMultiple(of: 2) ? first : second
-                    do {
-                        outcomes.append("\(try store.write { try $0.consumeAPINonce("contested", now: t0 + 1) })")
-                    } catch {
-                        outcomes.append("error: \(error)")
-                    }
-                }
-                #expect(outcomes.all.filter { $0 == "consumed" }.count == 1)
-                #expect(outcomes.all.filter { $0 == "alreadyUsed" }.count == 7)
-            }
-        }
     }
 }

@@ -47,23 +47,5 @@ extension StoreBehaviour {
                 }
             }
         }
-
-        @Test("8 threads consuming the same attempt: exactly one wins")
-        func concurrentConsume() throws {
-            try withTemporaryStore { store, _ throws in
-                try store.write { try $0.insertLoginAttempt(loginAttempt("contested")) }
-                let outcomes = Collected<String>()
-                onThreads(8) { _ in
-                    do {
-                        let won = try store.write { try $0.consumeLoginAttempt(state: "contested", now: t0 + 1) }
-                        outcomes.append(won ? "won" : "lost")
-                    } catch {
-                        outcomes.append("error: \(error)")
-                    }
-                }
-                #expect(outcomes.all.filter { $0 == "won" }.count == 1)
-                #expect(outcomes.all.filter { $0 == "lost" }.count == 7)
-            }
-        }
     }
 }

@@ -35,32 +35,6 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("8 threads on two stores rotating the same token: exactly one rotates it")
-        func concurrentRotation() throws {
-            try withTemporaryStore { first, database throws in
-                let second = try database.open()
-                let userID = try userWithSessions("s", ["session-1"], in: first)
-                try first.write {
-                    try $0.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID))
-                }
-                let outcomes = Collected<String>()
-                onThreads(8) { thread in
-                    let store = thread.isMultiple(of: 2) ? first : second
-                    do {
-                        switch try store.write({ try $0.rotateRefreshToken(tokenHash: "r1", now: t0 + 1) }) {
-                        case .rotated: outcomes.append("rotated")
-                        case .reused: outcomes.append("reused")
-                        case let other: outcomes.append("\(other)")
-                        }
-                    } catch {
-                        outcomes.append("error: \(error)")
-                    }
-                }
-                #expect(outcomes.all.filter { $0 == "rotated" }.count == 1)
-                #expect(outcomes.all.filter { $0 == "reused" }.count == 7)
-            }
-        }
-
         @Test("revoking a family deletes its tokens and its session, and nothing else")
         func revokeFamily() throws {
             try withTemporaryStore { store, _ throws in
