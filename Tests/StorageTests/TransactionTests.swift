@@ -4,9 +4,10 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Transactions") struct Transactions {
-        @Test("a write that throws midway leaves nothing behind and rethrows the error")
-        func rollbackOnThrow() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a write that throws midway leaves nothing behind and rethrows the error", arguments: Backend.allCases)
+        func rollbackOnThrow(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 #expect(throws: Abort.self) {
                     try store.write { tx in
                         try tx.insertLoginAttempt(loginAttempt("s"))
@@ -17,9 +18,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a failing statement rolls back the earlier ones")
-        func rollbackOnStatementError() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a failing statement rolls back the earlier ones", arguments: Backend.allCases)
+        func rollbackOnStatementError(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 #expect(throws: StoreError.self) {
                     try store.write { tx in
                         _ = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0)
@@ -32,9 +34,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("the store keeps working after a rolled-back write")
-        func usableAfterRollback() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("the store keeps working after a rolled-back write", arguments: Backend.allCases)
+        func usableAfterRollback(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 _ = try? store.write { _ in throw Abort() }
                 let value = try store.write { tx in
                     try tx.insertLoginAttempt(loginAttempt("s"))
@@ -45,9 +48,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a read transaction cannot write")
-        func readIsReadOnly() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a read transaction cannot write", arguments: Backend.allCases)
+        func readIsReadOnly(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 #expect(throws: StoreError.self) {
                     try store.read { try $0.insertLoginAttempt(loginAttempt("s")) }
                 }
