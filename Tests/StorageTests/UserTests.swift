@@ -102,14 +102,14 @@ extension StoreBehaviour {
         func emptySubRefused(backend: Backend) throws {
             try withFreshStore(backend) { fixture throws in
                 let store = fixture.store
-                #expect(throws: StoreError.self) {
+                #expect(throws: StoreError.invalidArgument("an Apple user needs a non-empty sub")) {
                     try store.write { try $0.upsertAppleUser(appleProfile(sub: ""), now: t0) }
                 }
                 #expect(try store.read { try $0.countUsers() } == 0)
             }
         }
 
-        @Test("a NUL in the sub, email or name is refused and writes nothing (stored, \"a\\0b\" would be the user \"a\")",
+        @Test("a NUL in the sub, email or name is refused as an invalid argument and writes nothing (stored, \"a\\0b\" would be the user \"a\")",
               arguments: Backend.allCases,
                          [appleProfile(sub: "001.a\u{0}b"), appleProfile(sub: "s", email: "a@example.com\u{0}x"),
                           appleProfile(sub: "s", name: "Kim\u{0}Minji")])
@@ -117,7 +117,8 @@ extension StoreBehaviour {
             try withFreshStore(backend) { fixture throws in
                 let store = fixture.store
                 _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.a"), now: t0) }
-                #expect(throws: StoreError.self) {
+                let refusal = StoreError.invalidArgument("an Apple user's sub, email and name cannot contain a NUL character")
+                #expect(throws: refusal) {
                     try store.write { try $0.upsertAppleUser(profile, now: t0) }
                 }
                 #expect(try store.read { try $0.countUsers() } == 1)
