@@ -4,18 +4,21 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("API nonces") struct APINonces {
-        @Test("a nonce is consumed once, then reported as already used")
-        func singleUse() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a nonce is consumed once, then reported as already used", arguments: Backend.allCases)
+        func singleUse(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { try $0.insertAPINonce(apiNonce("n")) }
                 #expect(try store.write { try $0.consumeAPINonce("n", now: t0 + 5) } == .consumed)
                 #expect(try store.write { try $0.consumeAPINonce("n", now: t0 + 6) } == .alreadyUsed)
             }
         }
 
-        @Test("an expired nonce is refused and stays unconsumed; an unknown one is unknown")
-        func expiredAndUnknown() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("an expired nonce is refused and stays unconsumed; an unknown one is unknown",
+              arguments: Backend.allCases)
+        func expiredAndUnknown(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { try $0.insertAPINonce(apiNonce("n", lifetime: 300)) }
                 #expect(try store.write { try $0.consumeAPINonce("n", now: t0 + 300) } == .expired)
                 // Still unconsumed: presented again it is expired, not already used.
@@ -24,9 +27,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a duplicate nonce is a conflict")
-        func duplicate() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a duplicate nonce is a conflict", arguments: Backend.allCases)
+        func duplicate(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { try $0.insertAPINonce(apiNonce("n")) }
                 let error = #expect(throws: StoreError.self) {
                     try store.write { try $0.insertAPINonce(apiNonce("n")) }
@@ -35,25 +39,6 @@ extension StoreBehaviour {
                     Issue.record("expected conflict, got \(String(describing: error))")
                     return
                 }
-            }
-        }
-
-        @Test("8 threads on two stores consuming the same nonce: exactly one consumes it")
-        func concurrentConsume() throws {
-            try withTemporaryStore { first, database throws in
-                let second = try database.open()
-                try first.write { try $0.insertAPINonce(apiNonce("contested")) }
-                let outcomes = Collected<String>()
-                onThreads(8) { thread in
-                    let store = thread.isMultiple(of: 2) ? first : second
-                    do {
-                        outcomes.append("\(try store.write { try $0.consumeAPINonce("contested", now: t0 + 1) })")
-                    } catch {
-                        outcomes.append("error: \(error)")
-                    }
-                }
-                #expect(outcomes.all.filter { $0 == "consumed" }.count == 1)
-                #expect(outcomes.all.filter { $0 == "alreadyUsed" }.count == 7)
             }
         }
     }

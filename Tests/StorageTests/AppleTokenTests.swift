@@ -7,9 +7,11 @@ extension StoreBehaviour {
         /// Includes zero bytes and bytes that are not UTF-8: the column must keep them all.
         static let ciphertext: [UInt8] = [0x00, 0xFF, 0x10, 0x00, 0xC3, 0x28, 0x7F]
 
-        @Test("one record per user: read back byte for byte, replaced on the next exchange, deleted")
-        func upsertReadDelete() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("one record per user: read back byte for byte, replaced on the next exchange, deleted",
+              arguments: Backend.allCases)
+        func upsertReadDelete(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", [], in: store)
                 let first = AppleTokenRecord(userID: userID, clientID: "com.example.web",
                                              encryptedRefreshToken: Self.ciphertext, updatedAt: t0)
@@ -27,9 +29,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a token for an unknown user is a conflict; an empty token is refused")
-        func refused() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a token for an unknown user is a conflict; an empty token is refused", arguments: Backend.allCases)
+        func refused(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let orphan = AppleTokenRecord(userID: 999, clientID: "c", encryptedRefreshToken: [1], updatedAt: t0)
                 let error = #expect(throws: StoreError.self) { try store.write { try $0.upsertAppleToken(orphan) } }
                 guard case .conflict = error else {
@@ -46,9 +49,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("deleting a user deletes its sessions, refresh tokens and Apple token, but keeps queued revocations")
-        func accountDeletion() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("deleting a user deletes its sessions, refresh tokens and Apple token, but keeps queued revocations",
+              arguments: Backend.allCases)
+        func accountDeletion(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["web", "app"], in: store)
                 try store.write { tx in
                     try tx.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "app", userID: userID))

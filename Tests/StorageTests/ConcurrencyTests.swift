@@ -4,9 +4,10 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Concurrency") struct Concurrency {
-        @Test("8 threads × 200 sign-ins: no busy errors, nothing lost")
-        func manyThreads() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("8 threads × 200 sign-ins: no errors, nothing lost", arguments: Backend.allCases)
+        func manyThreads(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let errors = Collected<String>()
                 onThreads(8) { thread in
                     for i in 0..<200 {
@@ -30,10 +31,12 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("two stores on one file (as two processes would) wait for each other instead of failing")
-        func twoStoresOneFile() throws {
-            try withTemporaryStore { first, database throws in
-                let second = try database.open()
+        @Test("two stores on one database (as two processes would) wait for each other instead of failing",
+              arguments: Backend.allCases)
+        func twoStoresOneDatabase(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let first = fixture.store
+                let second = try fixture.openAnother()
                 let errors = Collected<String>()
                 onThreads(8) { thread in
                     let store = thread.isMultiple(of: 2) ? first : second

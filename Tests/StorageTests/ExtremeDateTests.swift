@@ -7,9 +7,11 @@ extension StoreBehaviour {
         static let farFuture = Date(timeIntervalSince1970: 1e19)
         static let farPast = Date(timeIntervalSince1970: -1e19)
 
-        @Test("an identity token claiming to expire in 1e19 seconds is recorded once, then a replay")
-        func hugeTokenExpiry() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("an identity token claiming to expire in 1e19 seconds is recorded once, then a replay",
+              arguments: Backend.allCases)
+        func hugeTokenExpiry(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let first = try store.write {
                     try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: Self.farFuture, now: t0)
                 }
@@ -21,9 +23,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("sessions, attempts and nonces with dates out of range are stored clamped, never a crash")
-        func clampedEverywhere() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("sessions, attempts and nonces with dates out of range are stored clamped, never a crash",
+              arguments: Backend.allCases)
+        func clampedEverywhere(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", [], in: store)
                 try store.write { tx in
                     try tx.insertSession(Session(idHash: "forever", userID: userID, flow: "web", nonceVerified: true,
@@ -41,9 +45,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a time that is not a number is refused, and nothing is written")
-        func notANumber() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a time that is not a number is refused, and nothing is written", arguments: Backend.allCases)
+        func notANumber(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let error = #expect(throws: StoreError.self) {
                     try store.write { try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0, expiresAt: Date(timeIntervalSince1970: .nan), now: t0) }
                 }

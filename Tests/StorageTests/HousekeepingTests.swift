@@ -4,9 +4,11 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Housekeeping") struct Housekeeping {
-        @Test("deleteExpired removes expired nonces, identity token records, refresh tokens and old jtis only")
-        func newTables() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("deleteExpired removes expired nonces, identity token records, refresh tokens and old jtis only",
+              arguments: Backend.allCases)
+        func newTables(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["session-1"], lifetime: 86_400, in: store)
                 let retention = StoreRetention.notificationIDs
                 try store.write { tx in
@@ -36,9 +38,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("an expired session takes its refresh tokens with it (counted as one row)")
-        func sessionCascade() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("an expired session takes its refresh tokens with it (counted as one row)", arguments: Backend.allCases)
+        func sessionCascade(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["short"], lifetime: 60, in: store)
                 try store.write {
                     try $0.insertRefreshToken(refreshToken("r", family: "f", sessionIDHash: "short", userID: userID))

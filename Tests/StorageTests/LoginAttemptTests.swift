@@ -4,9 +4,10 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Login attempts") struct LoginAttempts {
-        @Test("an attempt reads back as written")
-        func roundTrip() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("an attempt reads back as written", arguments: Backend.allCases)
+        func roundTrip(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let attempt = loginAttempt("state-1")
                 try store.write { try $0.insertLoginAttempt(attempt) }
                 #expect(try store.read { try $0.loginAttempt(state: "state-1") } == attempt)
@@ -14,9 +15,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("consume succeeds once and records when")
-        func singleUse() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("consume succeeds once and records when", arguments: Backend.allCases)
+        func singleUse(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { try $0.insertLoginAttempt(loginAttempt("s")) }
                 #expect(try store.write { try $0.consumeLoginAttempt(state: "s", now: t0 + 5) })
                 #expect(try !store.write { try $0.consumeLoginAttempt(state: "s", now: t0 + 6) })
@@ -24,9 +26,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("an expired or unknown attempt cannot be consumed")
-        func expiredRefused() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("an expired or unknown attempt cannot be consumed", arguments: Backend.allCases)
+        func expiredRefused(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { try $0.insertLoginAttempt(loginAttempt("s", lifetime: 600)) }
                 #expect(try !store.write { try $0.consumeLoginAttempt(state: "s", now: t0 + 600) })
                 #expect(try store.read { try $0.loginAttempt(state: "s") }?.consumedAt == nil)
@@ -34,9 +37,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a duplicate state is a conflict")
-        func duplicateState() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a duplicate state is a conflict", arguments: Backend.allCases)
+        func duplicateState(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { try $0.insertLoginAttempt(loginAttempt("s")) }
                 let error = #expect(throws: StoreError.self) {
                     try store.write { try $0.insertLoginAttempt(loginAttempt("s")) }
@@ -45,24 +49,6 @@ extension StoreBehaviour {
                     Issue.record("expected conflict, got \(String(describing: error))")
                     return
                 }
-            }
-        }
-
-        @Test("8 threads consuming the same attempt: exactly one wins")
-        func concurrentConsume() throws {
-            try withTemporaryStore { store, _ throws in
-                try store.write { try $0.insertLoginAttempt(loginAttempt("contested")) }
-                let outcomes = Collected<String>()
-                onThreads(8) { _ in
-                    do {
-                        let won = try store.write { try $0.consumeLoginAttempt(state: "contested", now: t0 + 1) }
-                        outcomes.append(won ? "won" : "lost")
-                    } catch {
-                        outcomes.append("error: \(error)")
-                    }
-                }
-                #expect(outcomes.all.filter { $0 == "won" }.count == 1)
-                #expect(outcomes.all.filter { $0 == "lost" }.count == 7)
             }
         }
     }

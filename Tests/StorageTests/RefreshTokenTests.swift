@@ -4,9 +4,10 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Refresh tokens") struct RefreshTokens {
-        @Test("a token rotates once; presented again it is reported as reused")
-        func rotateThenReuse() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a token rotates once; presented again it is reported as reused", arguments: Backend.allCases)
+        func rotateThenReuse(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["session-1"], in: store)
                 let token = refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID)
                 try store.write { try $0.insertRefreshToken(token) }
@@ -17,9 +18,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("an expired token, a token of an expired session and an unknown token do not rotate")
-        func notRotated() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("an expired token, a token of an expired session and an unknown token do not rotate",
+              arguments: Backend.allCases)
+        func notRotated(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["long"], in: store)
                 let shortUserID = try userWithSessions("t", ["short"], lifetime: 60, in: store)
                 try store.write { tx in
@@ -35,35 +38,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("8 threads on two stores rotating the same token: exactly one rotates it")
-        func concurrentRotation() throws {
-            try withTemporaryStore { first, database throws in
-                let second = try database.open()
-                let userID = try userWithSessions("s", ["session-1"], in: first)
-                try first.write {
-                    try $0.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID))
-                }
-                let outcomes = Collected<String>()
-                onThreads(8) { thread in
-                    let store = thread.isMultiple(of: 2) ? first : second
-                    do {
-                        switch try store.write({ try $0.rotateRefreshToken(tokenHash: "r1", now: t0 + 1) }) {
-                        case .rotated: outcomes.append("rotated")
-                        case .reused: outcomes.append("reused")
-                        case let other: outcomes.append("\(other)")
-                        }
-                    } catch {
-                        outcomes.append("error: \(error)")
-                    }
-                }
-                #expect(outcomes.all.filter { $0 == "rotated" }.count == 1)
-                #expect(outcomes.all.filter { $0 == "reused" }.count == 7)
-            }
-        }
-
-        @Test("revoking a family deletes its tokens and its session, and nothing else")
-        func revokeFamily() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("revoking a family deletes its tokens and its session, and nothing else", arguments: Backend.allCases)
+        func revokeFamily(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["phone", "tablet"], in: store)
                 try store.write { tx in
                     try tx.insertRefreshToken(refreshToken("p1", family: "phone-family", sessionIDHash: "phone", userID: userID))
@@ -84,9 +62,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a token for a missing session, or for a session of another user, is a conflict")
-        func sessionMustMatchUser() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a token for a missing session, or for a session of another user, is a conflict",
+              arguments: Backend.allCases)
+        func sessionMustMatchUser(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let owner = try userWithSessions("owner", ["owner-session"], in: store)
                 let other = try userWithSessions("other", [], in: store)
                 for token in [refreshToken("r", family: "f", sessionIDHash: "owner-session", userID: other),
@@ -101,9 +81,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a duplicate token hash is a conflict")
-        func duplicate() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a duplicate token hash is a conflict", arguments: Backend.allCases)
+        func duplicate(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["session-1"], in: store)
                 let token = refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID)
                 try store.write { try $0.insertRefreshToken(token) }
@@ -115,9 +96,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a revoked family stays a tombstone: the 2nd, 3rd and 4th presentation of a rotated token all say reused")
-        func reuseTombstone() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a revoked family stays a tombstone: the 2nd, 3rd and 4th presentation of a rotated token all say reused",
+              arguments: Backend.allCases)
+        func reuseTombstone(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["session-1"], in: store)
                 try store.write {
                     try $0.insertRefreshToken(refreshToken("r1", family: "f", sessionIDHash: "session-1", userID: userID))
@@ -148,9 +131,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("tombstones go when they expire, and with their user")
-        func tombstonesExpire() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("tombstones go when they expire, and with their user", arguments: Backend.allCases)
+        func tombstonesExpire(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["a", "b"], in: store)
                 try store.write { tx in
                     try tx.insertRefreshToken(refreshToken("short", family: "f", sessionIDHash: "a", userID: userID, lifetime: 60))

@@ -4,9 +4,10 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Revocation queue") struct RevocationQueue {
-        @Test("a new revocation is due at once and reads back as queued")
-        func enqueue() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a new revocation is due at once and reads back as queued", arguments: Backend.allCases)
+        func enqueue(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let id = try store.write {
                     try $0.enqueueRevocation(clientID: "com.example.app", encryptedToken: [9, 0, 9],
                                              tokenTypeHint: "refresh_token", now: t0)
@@ -21,9 +22,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("due ones come longest-waiting first; postponed ones wait; completed ones go")
-        func duePostponeComplete() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("due ones come longest-waiting first; postponed ones wait; completed ones go",
+              arguments: Backend.allCases)
+        func duePostponeComplete(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let (a, b, c) = try store.write { tx in
                     (try tx.enqueueRevocation(clientID: "c", encryptedToken: [1], tokenTypeHint: "refresh_token", now: t0),
                      try tx.enqueueRevocation(clientID: "c", encryptedToken: [2], tokenTypeHint: "refresh_token", now: t0),
@@ -47,9 +50,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("an empty token is refused")
-        func emptyTokenRefused() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("an empty token is refused", arguments: Backend.allCases)
+        func emptyTokenRefused(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 #expect(throws: StoreError.self) {
                     try store.write { try $0.enqueueRevocation(clientID: "c", encryptedToken: [], tokenTypeHint: "refresh_token", now: t0) }
                 }
@@ -57,9 +61,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("deleteExpired never drops a queued revocation")
-        func survivesHousekeeping() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("deleteExpired never drops a queued revocation", arguments: Backend.allCases)
+        func survivesHousekeeping(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 _ = try store.write {
                     try $0.enqueueRevocation(clientID: "c", encryptedToken: [1], tokenTypeHint: "refresh_token", now: t0)
                 }

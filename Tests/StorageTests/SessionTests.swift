@@ -4,9 +4,10 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Sessions") struct Sessions {
-        @Test("lookup joins the user and respects expiry")
-        func lookup() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("lookup joins the user and respects expiry", arguments: Backend.allCases)
+        func lookup(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let user = try store.write { tx in
                     let user = try tx.upsertAppleUser(appleProfile(sub: "s", email: "a@example.com"), now: t0).user
                     try tx.insertSession(session("hash-1", userID: user.id, lifetime: 3600))
@@ -20,9 +21,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a deleted session is gone")
-        func delete() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a deleted session is gone", arguments: Backend.allCases)
+        func delete(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { tx in
                     let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
                     try tx.insertSession(session("hash-1", userID: user.id))
@@ -33,9 +35,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("deleteSessions(userID:) ends every session of that user, with their refresh tokens")
-        func deleteAllOfUser() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("deleteSessions(userID:) ends every session of that user, with their refresh tokens",
+              arguments: Backend.allCases)
+        func deleteAllOfUser(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let userID = try userWithSessions("s", ["web", "app"], in: store)
                 try userWithSessions("other", ["other-web"], in: store)
                 try store.write { tx in
@@ -54,9 +58,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("deleting the user deletes its sessions")
-        func cascade() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("deleting the user deletes its sessions", arguments: Backend.allCases)
+        func cascade(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let user = try store.write { tx in
                     let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
                     try tx.insertSession(session("hash-1", userID: user.id))
@@ -69,9 +74,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a session for an unknown user is a conflict")
-        func unknownUser() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a session for an unknown user is a conflict", arguments: Backend.allCases)
+        func unknownUser(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let error = #expect(throws: StoreError.self) {
                     try store.write { try $0.insertSession(session("hash-1", userID: 999)) }
                 }
@@ -82,9 +88,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("deleteExpired removes expired attempts and sessions only")
-        func deleteExpired() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("deleteExpired removes expired attempts and sessions only", arguments: Backend.allCases)
+        func deleteExpired(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 try store.write { tx in
                     let user = try tx.upsertAppleUser(appleProfile(sub: "s"), now: t0).user
                     try tx.insertLoginAttempt(loginAttempt("old", lifetime: 60))

@@ -3,8 +3,8 @@ import Synchronization
 import Testing
 @testable import Storage
 
-/// Behaviour every `Store` must have, checked only through `any Store`: the same suites
-/// run unchanged against another backend once `TestDatabase.temporary()` can make one.
+/// Behaviour every `Store` must have, checked only through `any Store`, each test on every
+/// backend (`arguments: Backend.allCases` and `withFreshStore`).
 @Suite("Store behaviour") struct StoreBehaviour {}
 
 /// What is true of the SQLite store alone: its file, pragmas, migrations and writer.
@@ -34,7 +34,8 @@ struct TestDatabase {
     }
 }
 
-/// A fresh store (migrated unless told otherwise), removed afterwards.
+/// A fresh SQLite store (migrated unless told otherwise), removed afterwards; behaviour
+/// tests use `withFreshStore` instead, to run on every backend.
 func withTemporaryStore(migrated: Bool = true, _ body: (any Store, TestDatabase) throws -> Void) throws {
     let database = TestDatabase.temporary()
     defer { database.remove() }

@@ -13,8 +13,15 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 /// A fresh, migrated database of one backend, reachable through as many stores as a test
 /// wants (like several processes or instances on one database).
 struct StoreFixture {
+    /// Where the database is, for what a test reads past the Store API (its schema).
+    enum Database {
+        case sqlite(path: String)
+        case postgres(PostgresURL)
+    }
+
     let store: any Store
     let openAnother: () throws -> any Store
+    let database: Database
 }
 
 /// Runs `body` on a new, empty database of `backend`, removed afterwards.
@@ -26,12 +33,13 @@ func withFreshStore(_ backend: Backend, migrated: Bool = true, _ body: (StoreFix
         let path = directory.appendingPathComponent("bridge.sqlite3").path
         let store = try SQLiteStore(path: path)
         if migrated { _ = try store.migrate() }
-        try body(StoreFixture(store: store, openAnother: { try SQLiteStore(path: path) }))
+        try body(StoreFixture(store: store, openAnother: { try SQLiteStore(path: path) }, database: .sqlite(path: path)))
     case .postgres:
         try withFreshPostgresDatabase { url in
             let store = try PostgresStore(url: url, poolSize: 4)
             if migrated { _ = try store.migrate() }
-            try body(StoreFixture(store: store, openAnother: { try PostgresStore(url: url, poolSize: 4) }))
+            try body(StoreFixture(store: store, openAnother: { try PostgresStore(url: url, poolSize: 4) },
+                                  database: .postgres(url)))
         }
     }
 }

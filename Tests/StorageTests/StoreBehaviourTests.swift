@@ -167,30 +167,6 @@ import Testing
         }
     }
 
-    @Test("refresh tokens: expiry of the token or its session, and a session of another user",
-          arguments: Backend.allCases)
-    func refreshTokenRules(backend: Backend) throws {
-        try withFreshStore(backend) { fixture in
-            let store = fixture.store
-            let userID = try signedInUser("s", sessions: ["long"], in: store)
-            let shortUserID = try signedInUser("t", sessions: ["short"], lifetime: 60, in: store)
-            try store.write { tx in
-                try tx.insertRefreshToken(refreshToken("old", family: "f", sessionIDHash: "long", userID: userID, lifetime: 60))
-                try tx.insertRefreshToken(refreshToken("orphan", family: "g", sessionIDHash: "short", userID: shortUserID))
-            }
-            let expiredToken = try store.write { try $0.rotateRefreshToken(tokenHash: "old", now: t0 + 60) }
-            let expiredSession = try store.write { try $0.rotateRefreshToken(tokenHash: "orphan", now: t0 + 60) }
-            #expect(expiredToken == .expired)
-            #expect(expiredSession == .expired)
-            let foreign = refreshToken("x", family: "h", sessionIDHash: "long", userID: shortUserID)
-            let error = #expect(throws: StoreError.self) { try store.write { try $0.insertRefreshToken(foreign) } }
-            guard case .conflict? = error else {
-                Issue.record("expected a conflict, got \(String(describing: error))")
-                return
-            }
-        }
-    }
-
     @Test("deleting a user removes its sessions, refresh tokens and Apple token; queued revocations stay",
           arguments: Backend.allCases)
     func deletionCascades(backend: Backend) throws {
@@ -305,42 +281,6 @@ import Testing
             try store.write { try $0.setEmailForwarding(userID: user.id, isPrivateEmailEnabled: false, now: t0 + 5) }
             let updated = try store.read { try $0.user(id: user.id) }
             #expect(updated?.emailForwardingEnabled == false && updated?.updatedAt == t0 + 5)
-        }
-    }
-
-    @Test("a write that throws leaves nothing behind and rethrows; a failed statement undoes the earlier ones",
-          arguments: Backend.allCases)
-    func transactions(backend: Backend) throws {
-        try withFreshStore(backend) { fixture in
-            let store = fixture.store
-            #expect(throws: Abort.self) {
-                try store.write { tx in
-                    try tx.insertLoginAttempt(loginAttempt("s"))
-                    throw Abort()
-                }
-            }
-            let duplicate = #expect(throws: StoreError.self) {
-                try store.write { tx in
-                    _ = try tx.upsertAppleUser(appleProfile(sub: "u"), now: t0)
-                    try tx.insertLoginAttempt(loginAttempt("d"))
-                    try tx.insertLoginAttempt(loginAttempt("d"))
-                }
-            }
-            guard case .conflict? = duplicate else {
-                Issue.record("expected a conflict, got \(String(describing: duplicate))")
-                return
-            }
-            #expect(throws: StoreError.self) { try store.read { try $0.insertLoginAttempt(loginAttempt("r")) } }
-            let left = try store.read { tx in
-                [try tx.loginAttempt(state: "s"), try tx.loginAttempt(state: "d"), try tx.loginAttempt(state: "r")]
-            }
-            let users = try store.read { try $0.countUsers() }
-            #expect(left == [nil, nil, nil] && users == 0)
-            let value = try store.write { tx in
-                try tx.insertLoginAttempt(loginAttempt("after"))
-                return 7
-            }
-            #expect(value == 7)
         }
     }
 

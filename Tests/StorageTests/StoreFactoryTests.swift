@@ -14,6 +14,17 @@ extension StoreBehaviour {
             #expect(FileManager.default.fileExists(atPath: "\(root.path)/nested/data/bridge.sqlite3"))
         }
 
+        @Test("a PostgreSQL URL opens a PostgreSQL store, which migrates to every version and works")
+        func opensPostgres() throws {
+            try withFreshPostgresDatabase { url in
+                let store = try StoreFactory.open(url.connectionString, poolSize: 2)
+                #expect(store.backendName == "postgres")
+                #expect(try store.migrate() == allMigrationVersions)
+                try store.write { try $0.insertLoginAttempt(loginAttempt("s")) }
+                #expect(try store.read { try $0.loginAttempt(state: "s") } == loginAttempt("s"))
+            }
+        }
+
         @Test("an unknown scheme is refused, naming the value")
         func rejectsUnknownScheme() {
             let error = #expect(throws: StoreError.self) { try StoreFactory.open("mysql://x") }

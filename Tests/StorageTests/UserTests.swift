@@ -4,9 +4,10 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Apple users") struct AppleUsers {
-        @Test("upsert creates a user, then finds it by sub")
-        func createThenFind() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("upsert creates a user, then finds it by sub", arguments: Backend.allCases)
+        func createThenFind(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let first = try store.write {
                     try $0.upsertAppleUser(appleProfile(sub: "001.abc", email: "a@example.com", name: "Kim"), now: t0)
                 }
@@ -26,9 +27,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("the same email with another sub is another user")
-        func neverMatchedByEmail() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("the same email with another sub is another user", arguments: Backend.allCases)
+        func neverMatchedByEmail(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let (one, two) = try store.write { tx in
                     (try tx.upsertAppleUser(appleProfile(sub: "sub-1", email: "same@example.com"), now: t0),
                      try tx.upsertAppleUser(appleProfile(sub: "sub-2", email: "same@example.com"), now: t0))
@@ -39,9 +41,10 @@ extension StoreBehaviour {
         }
 
         @Test("a known name is kept when a later sign-in sends none, blank, or another one",
-              arguments: [nil, "", "   ", "Someone Else"] as [String?])
-        func nameKept(laterName: String?) throws {
-            try withTemporaryStore { store, _ throws in
+              arguments: Backend.allCases, [nil, "", "   ", "Someone Else"] as [String?])
+        func nameKept(backend: Backend, laterName: String?) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s", name: "Kim Minji"), now: t0) }
                 let later = try store.write {
                     try $0.upsertAppleUser(appleProfile(sub: "s", name: laterName), now: t0 + 60)
@@ -50,9 +53,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a name arriving after a nameless first sign-in is filled in")
-        func nameFilledWhenUnknown() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a name arriving after a nameless first sign-in is filled in", arguments: Backend.allCases)
+        func nameFilledWhenUnknown(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let first = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s", name: " "), now: t0) }
                 #expect(first.user.displayName == nil)
                 let later = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s", name: "Lee"), now: t0 + 60) }
@@ -60,9 +64,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("email and its flags follow the newer token")
-        func emailUpdated() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("email and its flags follow the newer token", arguments: Backend.allCases)
+        func emailUpdated(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let first = try store.write {
                     try $0.upsertAppleUser(appleProfile(sub: "s", email: "old@example.com", verified: false), now: t0)
                 }
@@ -80,9 +85,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a token without email keeps the stored one; nothing changed keeps updatedAt")
-        func missingEmailKept() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a token without email keeps the stored one; nothing changed keeps updatedAt",
+              arguments: Backend.allCases)
+        func missingEmailKept(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let first = try store.write {
                     try $0.upsertAppleUser(appleProfile(sub: "s", email: "a@example.com"), now: t0)
                 }
@@ -91,23 +98,27 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("an empty sub is refused and writes nothing")
-        func emptySubRefused() throws {
-            try withTemporaryStore { store, _ throws in
-                #expect(throws: StoreError.self) {
+        @Test("an empty sub is refused and writes nothing", arguments: Backend.allCases)
+        func emptySubRefused(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
+                #expect(throws: StoreError.invalidArgument("an Apple user needs a non-empty sub")) {
                     try store.write { try $0.upsertAppleUser(appleProfile(sub: ""), now: t0) }
                 }
                 #expect(try store.read { try $0.countUsers() } == 0)
             }
         }
 
-        @Test("a NUL in the sub, email or name is refused and writes nothing (stored, \"a\\0b\" would be the user \"a\")",
-              arguments: [appleProfile(sub: "001.a\u{0}b"), appleProfile(sub: "s", email: "a@example.com\u{0}x"),
+        @Test("a NUL in the sub, email or name is refused as an invalid argument and writes nothing (stored, \"a\\0b\" would be the user \"a\")",
+              arguments: Backend.allCases,
+                         [appleProfile(sub: "001.a\u{0}b"), appleProfile(sub: "s", email: "a@example.com\u{0}x"),
                           appleProfile(sub: "s", name: "Kim\u{0}Minji")])
-        func nulRefused(profile: AppleUserProfile) throws {
-            try withTemporaryStore { store, _ throws in
+        func nulRefused(backend: Backend, profile: AppleUserProfile) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.a"), now: t0) }
-                #expect(throws: StoreError.self) {
+                let refusal = StoreError.invalidArgument("an Apple user's sub, email and name cannot contain a NUL character")
+                #expect(throws: refusal) {
                     try store.write { try $0.upsertAppleUser(profile, now: t0) }
                 }
                 #expect(try store.read { try $0.countUsers() } == 1)
@@ -115,11 +126,13 @@ extension StoreBehaviour {
         }
 
         @Test("a new user comes back exactly as a later read finds it, each with its own id",
-              arguments: [appleProfile(sub: "001.n", email: "x1@privaterelay.appleid.com", verified: true,
+              arguments: Backend.allCases,
+                         [appleProfile(sub: "001.n", email: "x1@privaterelay.appleid.com", verified: true,
                                        privateRelay: true, name: "Kim Minji"),
                           appleProfile(sub: "001.m", email: " ", verified: true, privateRelay: true, name: nil)])
-        func newUserAsStored(profile: AppleUserProfile) throws {
-            try withTemporaryStore { store, _ throws in
+        func newUserAsStored(backend: Backend, profile: AppleUserProfile) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let earlier = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.earlier"), now: t0) }
                 // A time between two seconds: the store keeps whole seconds, and so must the user it returns.
                 let created = try store.write { try $0.upsertAppleUser(profile, now: t0 + 0.75) }
@@ -130,9 +143,10 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("unknown id finds nothing; deleteUser reports whether it deleted")
-        func lookupAndDelete() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("unknown id finds nothing; deleteUser reports whether it deleted", arguments: Backend.allCases)
+        func lookupAndDelete(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 #expect(try store.read { try $0.user(id: 42) } == nil)
                 let user = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s"), now: t0).user }
                 #expect(try store.write { try $0.deleteUser(id: user.id) })
@@ -141,9 +155,11 @@ extension StoreBehaviour {
             }
         }
 
-        @Test("a member id is never given out twice: after the newest user is deleted, the next one gets a new id")
-        func idsNeverReused() throws {
-            try withTemporaryStore { store, _ throws in
+        @Test("a member id is never given out twice: after the newest user is deleted, the next one gets a new id",
+              arguments: Backend.allCases)
+        func idsNeverReused(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
                 let first = try store.write { try $0.upsertAppleUser(appleProfile(sub: "first"), now: t0).user }
                 let newest = try store.write { try $0.upsertAppleUser(appleProfile(sub: "newest"), now: t0).user }
                 #expect(try store.write { try $0.deleteUser(id: newest.id) })
