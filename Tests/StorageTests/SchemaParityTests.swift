@@ -173,7 +173,8 @@ extension StoreFixture.Database {
     }
 
     private static func postgresSchema(url: PostgresURL) throws -> DatabaseSchema {
-        let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+        let connection = PostgresSession(connection: try PostgresConnection(conninfo: url.connectionString, defaults: [:]),
+                                         scrub: { $0 })
         var schema = DatabaseSchema()
         let columns = try connection.query("""
             SELECT c.table_name::text AS table_name, c.column_name::text AS column_name,
@@ -183,7 +184,8 @@ extension StoreFixture.Database {
             WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
             ORDER BY c.table_name, c.ordinal_position
             """) { row in
-            (table: row.text("table_name"), column: row.text("column_name"), notNull: row.text("is_nullable") == "NO")
+            (table: try row.requiredText("table_name"), column: try row.requiredText("column_name"),
+             notNull: try row.text("is_nullable") == "NO")
         }
         for column in columns {
             schema.tables[column.table, default: .init()].columns.append(.init(name: column.column, notNull: column.notNull))
@@ -201,9 +203,9 @@ extension StoreFixture.Database {
             JOIN pg_namespace AS n ON n.oid = t.relnamespace
             WHERE n.nspname = current_schema() AND t.relkind = 'r'
             """) { row in
-            (table: row.text("table_name"),
-             index: DatabaseSchema.Index(columns: row.text("columns").split(separator: ",").map(String.init),
-                                         unique: row.bool("is_unique"), partial: row.bool("is_partial")))
+            (table: try row.requiredText("table_name"),
+             index: DatabaseSchema.Index(columns: try row.requiredText("columns").split(separator: ",").map(String.init),
+                                         unique: try row.bool("is_unique"), partial: try row.bool("is_partial")))
         }
         for index in indexes {
             schema.tables[index.table]?.indexes.append(index.index)
