@@ -80,7 +80,7 @@ private final class PreparedStatement {
 /// One SQLite handle and its prepared-statement cache; the only code that calls SQLite.
 ///
 /// Not thread-safe by design: it is opened with SQLITE_OPEN_NOMUTEX because
-/// `ConnectionPool` lends each connection to one thread at a time, and a statement's
+/// `SQLiteReaderPool` lends each connection to one thread at a time, and a statement's
 /// bind/step/reset sequence needs that exclusivity anyway — FULLMUTEX would only add
 /// a second lock around every single call.
 final class SQLiteConnection: SQLConnection {

@@ -15,7 +15,7 @@ public final class SQLiteStore: Store {
     public let readsWaitOnAnotherProcess = false
     public let path: String
     private let writer: SQLiteGroupCommit
-    private let readers: ConnectionPool
+    private let readers: SQLiteReaderPool
     private let checkpointer: SQLiteCheckpointer
 
     private static let commonSetup = """
@@ -54,7 +54,7 @@ public final class SQLiteStore: Store {
         guard journalMode?.lowercased() == "wal" else {
             throw StoreError.database("cannot switch '\(path)' to WAL journal mode (got \(journalMode ?? "nothing"))")
         }
-        readers = ConnectionPool(try (0..<max(1, readerCount)).map { _ in
+        readers = SQLiteReaderPool(try (0..<max(1, readerCount)).map { _ in
             try SQLiteConnection(path: path, setup: Self.commonSetup + """
                 PRAGMA query_only = ON;
                 PRAGMA cache_size = -\(SQLiteTuning.readerCacheKiB);

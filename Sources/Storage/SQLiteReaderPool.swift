@@ -5,7 +5,7 @@ import Foundation
 /// `@unchecked Sendable` because the connections inside are not: every access to
 /// `idle` happens under `condition`, and a lent connection belongs to the borrowing
 /// thread until `withConnection` returns.
-final class ConnectionPool: @unchecked Sendable {
+final class SQLiteReaderPool: @unchecked Sendable {
     private let condition = NSCondition()
     private var idle: [SQLiteConnection]
 
