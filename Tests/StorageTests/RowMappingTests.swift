@@ -2,27 +2,26 @@ import Foundation
 import Testing
 @testable import Storage
 
-extension SQLiteStoreSpecifics {
+extension StoreBehaviour {
     @Suite("Rows by column name") struct RowsByName {
-        @Test("a row decodes the same whatever order the query lists its columns in")
-        func anyColumnOrder() throws {
-            try withTemporarySQLiteStore { store, path throws in
-                let user = try store.write {
+        @Test("a row decodes the same whatever order the query lists its columns in", arguments: Backend.allCases)
+        func anyColumnOrder(backend: Backend) throws {
+            try withFreshStore(backend) { fixture in
+                let user = try fixture.store.write {
                     try $0.upsertAppleUser(appleProfile(sub: "s", email: "a@example.com", name: "Kim"), now: t0).user
                 }
                 let mapping = TableMapping.users
                 let reversed = mapping.columns.reversed().joined(separator: ", ")
-                let connection = try SQLiteConnection(path: path, setup: "")
-                let decoded = try connection.query("SELECT \(reversed) FROM users") { try mapping.decode($0) }
+                let decoded = try fixture.sqlConnection().query("SELECT \(reversed) FROM users") { try mapping.decode($0) }
                 #expect(decoded == [user])
             }
         }
 
-        @Test("a missing column is an error that names it, not a wrong value")
-        func missingColumn() throws {
-            try withTemporarySQLiteStore { store, path throws in
-                _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "s"), now: t0) }
-                let connection = try SQLiteConnection(path: path, setup: "")
+        @Test("a missing column is an error that names it, not a wrong value", arguments: Backend.allCases)
+        func missingColumn(backend: Backend) throws {
+            try withFreshStore(backend) { fixture in
+                _ = try fixture.store.write { try $0.upsertAppleUser(appleProfile(sub: "s"), now: t0) }
+                let connection = try fixture.sqlConnection()
                 let error = #expect(throws: StoreError.self) {
                     try connection.query("SELECT id, provider FROM users") { try TableMapping.users.decode($0) }
                 }

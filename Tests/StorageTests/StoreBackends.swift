@@ -97,3 +97,15 @@ func postgresScalar(_ sql: String, in url: PostgresURL) throws -> Int64 {
     let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
     return try connection.query(sql) { $0.int64("value") }.first ?? 0
 }
+
+extension StoreFixture {
+    /// A connection of its own to the database, as the one SQL store sees it, for reading past the Store API.
+    func sqlConnection() throws -> any SQLConnection {
+        switch database {
+        case let .sqlite(path):
+            try SQLiteConnection(path: path, setup: "")
+        case let .postgres(url):
+            PostgresSession(connection: try PostgresConnection(conninfo: url.connectionString, defaults: [:]), scrub: { $0 })
+        }
+    }
+}
