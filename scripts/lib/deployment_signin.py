@@ -5,6 +5,7 @@ Prints one line per check ("ok: …" or "FAILED: …") and exits 0 only when eve
 Standard library only: urllib with a cookie jar, the proxy's certificate as the only trusted one.
 """
 import http.cookiejar
+import json
 import html.parser
 import ssl
 import sys
@@ -91,6 +92,12 @@ def main(base, ca_file):
     pages = [fetch(base + "/session") for _ in range(6)]
     check("/session works on every request, whichever instance answers",
           all(s == 200 and "Ada" in body for s, _, body in pages))
+    status, _, body = fetch(base + "/.well-known/openid-configuration")
+    discovery = json.loads(body) if status == 200 else {}
+    check("the OpenID provider's discovery document is proxied, and names the proxy's token endpoint",
+          discovery.get("token_endpoint", "").endswith("/oauth/token"))
+    status, _, body = fetch(base + discovery.get("jwks_uri", "/oauth/jwks")[len(discovery.get("issuer", "")):])
+    check("its signing keys are proxied", status == 200 and '"keys"' in body)
     status, headers, _ = fetch(base + "/metrics")
     check("/metrics is not proxied (404, with HSTS)", status == 404 and headers.get("Strict-Transport-Security"))
     return results
