@@ -27,6 +27,15 @@ public struct FormFields: Sendable, Equatable {
 
     public var isEmpty: Bool { pairs.isEmpty }
 
+    /// The names that appear more than once (OAuth 2.0 forbids repeating a parameter, RFC 6749 §3.1).
+    public var repeatedNames: Set<String> {
+        var seen = Set<String>(), repeated = Set<String>()
+        for pair in pairs where !seen.insert(pair.name).inserted {
+            repeated.insert(pair.name)
+        }
+        return repeated
+    }
+
     public mutating func append(_ name: String, _ value: String) { pairs.append(Pair(name, value)) }
 
     /// Parses `a=1&b=two+words&c=%2F`. Invalid percent escapes are kept literally.

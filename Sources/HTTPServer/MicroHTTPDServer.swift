@@ -408,10 +408,14 @@ enum MicroHTTPDCallbacks {
             pending.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
             return .YES
         }, target)
-        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { cls, _, key, value in
+        // With their lengths: a query value may hold an encoded NUL (`%00`), which a C string would cut off there,
+        // so that `redirect_uri=…%00` read as the registered URI.
+        MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, { cls, _, key, keySize, value, valueSize in
             guard let cls, let key else { return .YES }
             let pending = Unmanaged<PendingRequest>.fromOpaque(cls).takeUnretainedValue()
-            pending.query.append(String(cString: key), value.map { String(cString: $0) } ?? "")
+            let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+            let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) }
+            pending.query.append(name, text ?? "")
             return .YES
         }, target)
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { address in

@@ -14,6 +14,8 @@ public enum AuthorizationRefusal: Error, Equatable {
     case unknownClient
     case missingRedirectURI
     case unregisteredRedirectURI
+    /// `client_id` or `redirect_uri` given more than once: which one counts cannot be told (RFC 6749 §3.1).
+    case repeatedClientOrRedirectURI
     /// The redirect URI is known: the error goes back to it (RFC 6749 §4.1.2.1).
     case redirect(error: String, description: String, redirectURI: String, state: String?)
 }
@@ -22,10 +24,12 @@ extension AuthorizationRequest {
     static let maximumParameterLength = 1024
 
     /// Checks the query of a GET to the authorization endpoint. The client and redirect URI come first, so that
-    /// nothing is ever sent to a redirect URI before it is known to belong to the client.
-    public static func validate(_ parameter: (String) -> String?, clients: ClientRegistry)
+    /// nothing is ever sent to a redirect URI before it is known to belong to the client. `repeated`: the names
+    /// the query has more than once.
+    public static func validate(_ parameter: (String) -> String?, repeated: Set<String> = [], clients: ClientRegistry)
         throws(AuthorizationRefusal) -> AuthorizationRequest
     {
+        guard repeated.isDisjoint(with: ["client_id", "redirect_uri"]) else { throw .repeatedClientOrRedirectURI }
         guard let clientID = parameter("client_id"), let client = clients.client(clientID) else { throw .unknownClient }
         guard let redirectURI = parameter("redirect_uri"), !redirectURI.isEmpty else { throw .missingRedirectURI }
         guard client.allowsRedirect(to: redirectURI) else { throw .unregisteredRedirectURI }
@@ -33,6 +37,9 @@ extension AuthorizationRequest {
         func refuse(_ error: String, _ description: String) -> AuthorizationRefusal {
             .redirect(error: error, description: description, redirectURI: redirectURI,
                       state: state.map { String($0.prefix(maximumParameterLength)) })
+        }
+        if let name = repeated.sorted().first {
+            throw refuse("invalid_request", "the parameter \(name) is repeated")
         }
         guard parameter("response_type") == "code" else { throw refuse("unsupported_response_type", "response_type must be code") }
         let scopes = Scopes.granted(parameter("scope") ?? "")

@@ -7,9 +7,11 @@ public enum RedirectURI {
         guard uri.count <= 2000, !uri.contains(where: { $0.isWhitespace || $0 == "#" }) else {
             return "has spaces, a fragment or is too long"
         }
+        guard !hasControlCharacter(uri) else { return "has a control character" }
         guard let url = URLComponents(string: uri), let scheme = url.scheme?.lowercased(), !scheme.isEmpty else {
             return "is not an absolute URI"
         }
+        guard hasUsablePort(uri) else { return "has a port outside 1-65535" }
         switch scheme {
         case "https":
             return (url.host ?? "").isEmpty ? "has no host" : nil
@@ -26,14 +28,59 @@ public enum RedirectURI {
 
     /// True when `presented` is `registered` exactly, or both are loopback http URIs differing only in the port
     /// (a native app listens on whatever port the system gives it, RFC 8252 §7.3).
+    /// A presented URI with a control character (raw or percent-encoded) or a port outside 1-65535 never matches.
     public static func matches(_ presented: String, registered: String) -> Bool {
+        guard !hasControlCharacter(presented) else { return false }
         if presented == registered { return true }
         guard let registeredURL = URLComponents(string: registered), registeredURL.scheme == "http", isLoopback(registeredURL),
               let presentedURL = URLComponents(string: presented), presentedURL.scheme == "http",
-              presentedURL.fragment == nil, presentedURL.user == nil, presentedURL.password == nil
+              presentedURL.fragment == nil, presentedURL.user == nil, presentedURL.password == nil,
+              hasUsablePort(presented)
         else { return false }
         return presentedURL.host == registeredURL.host && presentedURL.percentEncodedPath == registeredURL.percentEncodedPath
             && presentedURL.percentEncodedQuery == registeredURL.percentEncodedQuery
+    }
+
+    /// A C0 control, DEL or a C1 control, as a character or percent-encoded (`%00`): a browser or a client's
+    /// HTTP library may cut the URI there or read it otherwise than it was checked.
+    static func hasControlCharacter(_ uri: String) -> Bool {
+        if uri.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return true }
+        let bytes = Array(uri.utf8)
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "%") && index + 2 < bytes.count {
+            guard let high = hexDigit(bytes[index + 1]), let low = hexDigit(bytes[index + 2]) else { continue }
+            let byte = high << 4 | low
+            if byte < 0x20 || byte == 0x7F { return true }
+        }
+        return false
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// No port, an empty one (the scheme's default, RFC 3986 §3.2.3), or one a socket can listen on: 1-65535.
+    /// Read from the URI's own text rather than Foundation's parse of it.
+    static func hasUsablePort(_ uri: String) -> Bool {
+        guard let schemeEnd = uri.range(of: "://") else { return true }
+        let authority = uri[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority
+        let afterHost: Substring
+        if hostAndPort.hasPrefix("[") {
+            guard let close = hostAndPort.firstIndex(of: "]") else { return false }
+            afterHost = hostAndPort[hostAndPort.index(after: close)...]
+        } else {
+            afterHost = hostAndPort.firstIndex(of: ":").map { hostAndPort[$0...] } ?? ""
+        }
+        guard afterHost.hasPrefix(":") else { return afterHost.isEmpty }
+        let digits = afterHost.dropFirst()
+        guard !digits.isEmpty else { return true }
+        guard digits.count <= 5, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(digits) else { return false }
+        return (1...65535).contains(port)
     }
 
     static func isLoopback(_ url: URLComponents) -> Bool {

@@ -172,6 +172,30 @@ struct OpenIDProviderFlowTests {
         #expect(try party.harness.app.store.read { try $0.countUsers() } == 0)
     }
 
+    @Test("a control character or an impossible port in the redirect URI, or a repeated client_id or redirect_uri, gets an error page",
+          arguments: ["a NUL after the registered URI", "http://127.0.0.1:0/callback", "http://127.0.0.1:99999/callback",
+                      "repeated client_id", "repeated redirect_uri"])
+    func strictRedirectURI(case name: String) throws {
+        let party = try RelyingParty()
+        let path = switch name {
+        case "repeated client_id": party.authorizePath(extra: [("client_id", RelyingParty.confidentialClient)])
+        case "repeated redirect_uri": party.authorizePath(extra: [("redirect_uri", "http://127.0.0.1:5000/callback")])
+        case "a NUL after the registered URI": party.authorizePath(redirectURI: RelyingParty.appRedirect + "\u{0}")
+        default: party.authorizePath(redirectURI: name)
+        }
+        let refused = try party.browser.get(path)
+        #expect(refused.status == 400 && refused.header("Location") == nil, "\(refused.status) \(refused.header("Location") ?? "")")
+        #expect(refused.text.contains(name.hasPrefix("repeated") ? "more than once" : "has not registered"))
+    }
+
+    @Test("any other repeated parameter goes back to the client as invalid_request")
+    func repeatedParameterToRedirect() throws {
+        let party = try RelyingParty()
+        let refused = try party.browser.get(party.authorizePath(extra: [("scope", "openid")]))
+        #expect(refused.status == 303 && RelyingParty.parameters(refused)["error"] == "invalid_request")
+        #expect(RelyingParty.parameters(refused)["error_description"] == "the parameter scope is repeated")
+    }
+
     @Test("after the redirect URI is known, errors go back to it: plain PKCE, no PKCE, a cancel at Apple")
     func refusedToRedirect() throws {
         let party = try RelyingParty()

@@ -24,6 +24,10 @@ struct OpenIDProviderTests {
         ("http://example.com/cb", false), ("javascript:alert(1)", false), ("myapp://cb", false),
         ("https://app.example.com/cb#frag", false), ("https:///nohost", false), ("not a uri", false),
         ("data:text/html,hi", false), ("file:///etc/passwd", false),
+        ("http://127.0.0.1:0/cb", false), ("http://127.0.0.1:99999/cb", false), ("http://[::1]:65536/cb", false),
+        ("http://127.0.0.1:65535/cb", true), ("https://app.example.com:/cb", true), ("https://app.example.com:x/cb", false),
+        ("https://app.example.com/cb%00", false), ("https://app.example.com/cb\u{0}", false),
+        ("https://app.example.com/c%7fb", false), ("https://app.example.com/c%C2%A0b", true),
     ])
     func registrable(uri: String, allowed: Bool) {
         let problem = RedirectURI.problem(uri)
@@ -39,6 +43,14 @@ struct OpenIDProviderTests {
         ("com.example.app:/oauth2redirect/", "com.example.app:/oauth2redirect", false),
         ("https://proxy.example.com/oauth2/callback?x=1", "https://proxy.example.com/oauth2/callback", false),
         ("https://proxy.example.com:8443/oauth2/callback", "https://proxy.example.com/oauth2/callback", false),
+        ("http://127.0.0.1:0/callback", "http://127.0.0.1/callback", false),
+        ("http://127.0.0.1:99999/callback", "http://127.0.0.1/callback", false),
+        ("http://127.0.0.1:051234/callback", "http://127.0.0.1/callback", false),
+        ("http://127.0.0.1:65535/callback", "http://127.0.0.1/callback", true),
+        ("http://127.0.0.1:5000/callback%00", "http://127.0.0.1/callback", false),
+        ("com.example.app:/oauth2redirect%00", "com.example.app:/oauth2redirect", false),
+        ("com.example.app:/oauth2redirect\u{0}", "com.example.app:/oauth2redirect", false),
+        ("https://proxy.example.com/oauth2/callback\u{1F}", "https://proxy.example.com/oauth2/callback", false),
     ])
     func matching(presented: String, registered: String, matches: Bool) {
         #expect(RedirectURI.matches(presented, registered: registered) == matches)
@@ -87,6 +99,24 @@ struct OpenIDProviderTests {
         } catch let .redirect(error, _, redirectURI, state) {
             outcome = error
             #expect(redirectURI == "com.example.app:/oauth2redirect" && state == "xyz")
+        } catch {
+            outcome = "page:\(error)"
+        }
+        #expect(outcome == expected)
+    }
+
+    @Test("a repeated parameter is refused: client_id or redirect_uri as a page, any other back to the client",
+          arguments: [(["client_id"], "page:repeatedClientOrRedirectURI"), (["redirect_uri"], "page:repeatedClientOrRedirectURI"),
+                      (["redirect_uri", "state"], "page:repeatedClientOrRedirectURI"), (["scope"], "invalid_request"),
+                      (["response_type"], "invalid_request"), ([], nil)])
+    func repeatedParameters(names: [String], expected: String?) {
+        let outcome: String?
+        do {
+            _ = try AuthorizationRequest.validate(Self.parameters([:]), repeated: Set(names), clients: Self.registry())
+            outcome = nil
+        } catch let .redirect(error, description, _, _) {
+            outcome = error
+            #expect(description == "the parameter \(names[0]) is repeated")
         } catch {
             outcome = "page:\(error)"
         }

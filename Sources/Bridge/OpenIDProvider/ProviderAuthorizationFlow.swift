@@ -26,7 +26,8 @@ struct ProviderAuthorizationFlow: Sendable {
         if let rest = request.takeResumedWork() { return try rest() }
         let authorization: AuthorizationRequest
         do {
-            authorization = try AuthorizationRequest.validate({ request.query[$0] }, clients: configuration.clients)
+            authorization = try AuthorizationRequest.validate({ request.query[$0] }, repeated: request.query.repeatedNames,
+                                                             clients: configuration.clients)
         } catch let .redirect(error, description, redirectURI, state) {
             metrics.increment("bridge_oidc_authorize_refusals_total", ["error": error])
             return redirect(to: redirectURI, ["error": error, "error_description": description], state: state)
@@ -128,6 +129,7 @@ struct ProviderAuthorizationFlow: Sendable {
         switch refusal as? AuthorizationRefusal {
         case .missingRedirectURI?: "The app that sent you here did not say where to return (redirect_uri is missing)."
         case .unregisteredRedirectURI?: "The app that sent you here asked to return to an address it has not registered, so nothing was sent there."
+        case .repeatedClientOrRedirectURI?: "The sign-in link names its app or its return address more than once, so nothing was sent there."
         default: "The app that sent you here is not known to this sign-in service (unknown client_id)."
         }
     }
