@@ -8,12 +8,17 @@ public struct OpenIDClient: Sendable, Equatable {
     public var redirectURIs: [String]
     /// SHA-256 of the client secret; nil for a public client, which must use PKCE.
     public var secretSHA256: [UInt8]?
+    /// The operator's own app: its tokens may do what the JSON API's tokens do (delete the member's account).
+    /// Any other client's tokens do only what their scopes grant.
+    public var isFirstParty: Bool
 
-    public init(clientID: String, name: String, redirectURIs: [String], secretSHA256: [UInt8]? = nil) {
+    public init(clientID: String, name: String, redirectURIs: [String], secretSHA256: [UInt8]? = nil,
+                isFirstParty: Bool = false) {
         self.clientID = clientID
         self.name = name
         self.redirectURIs = redirectURIs
         self.secretSHA256 = secretSHA256
+        self.isFirstParty = isFirstParty
     }
 
     public var isConfidential: Bool { secretSHA256 != nil }
@@ -35,7 +40,7 @@ public struct ClientRegistryError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The clients from the BRIDGE_CLIENTS_FILE JSON: a list of
-/// `{"client_id", "name", "redirect_uris": [...], "client_secret_sha256"?: hex}`.
+/// `{"client_id", "name", "redirect_uris": [...], "client_secret_sha256"?: hex, "first_party"?: bool}`.
 public struct ClientRegistry: Sendable {
     public let clients: [String: OpenIDClient]
 
@@ -70,7 +75,7 @@ public struct ClientRegistry: Sendable {
             throw ClientRegistryError("client #\(index + 1): client_id must be 1-100 printable ASCII characters without spaces or ':'")
         }
         func refuse(_ reason: String) -> ClientRegistryError { ClientRegistryError("client \"\(clientID)\": \(reason)") }
-        let known: Set<String> = ["client_id", "name", "redirect_uris", "client_secret_sha256"]
+        let known: Set<String> = ["client_id", "name", "redirect_uris", "client_secret_sha256", "first_party"]
         if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) { throw refuse("unknown field \"\(unknown)\"") }
         guard let name = fields["name"]?.stringValue, !name.isEmpty, name.count <= 100 else {
             throw refuse("name must be a text of 1-100 characters")
@@ -91,7 +96,13 @@ public struct ClientRegistry: Sendable {
             }
             secret = bytes
         }
-        return OpenIDClient(clientID: clientID, name: name, redirectURIs: redirectURIs, secretSHA256: secret)
+        var isFirstParty = false
+        if let value = fields["first_party"] {
+            guard case let .bool(flag) = value else { throw refuse("first_party must be true or false") }
+            isFirstParty = flag
+        }
+        return OpenIDClient(clientID: clientID, name: name, redirectURIs: redirectURIs, secretSHA256: secret,
+                            isFirstParty: isFirstParty)
     }
 
     static func isClientID(_ id: String) -> Bool {

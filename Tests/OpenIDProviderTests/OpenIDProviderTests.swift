@@ -138,6 +138,7 @@ struct OpenIDProviderTests {
         (#"[{"client_id":"a","name":"A","redirect_uris":["https://a.example/cb"],"client_secret_sha256":"zz"}]"#, #"client "a": client_secret_sha256"#),
         (#"[{"client_id":"a","name":"A","redirect_uris":["https://a.example/cb"],"secret":"x"}]"#, #"client "a": unknown field"#),
         (#"[{"client_id":"a","name":"A","redirect_uris":["https://a.example/cb"]},{"client_id":"a","name":"B","redirect_uris":["https://b.example/cb"]}]"#, #"client "a": client_id is listed twice"#),
+        (#"[{"client_id":"a","name":"A","redirect_uris":["https://a.example/cb"],"first_party":"yes"}]"#, #"client "a": first_party must be true or false"#),
         (#"[{"name":"A"}]"#, "client #1: client_id"),
         (#"{"client_id":"a"}"#, "must be a JSON list"),
         ("[", "is not valid JSON"),
@@ -158,11 +159,13 @@ struct OpenIDProviderTests {
     func goodClients() throws {
         let hex = SHA256.hexDigest("s3cret")
         let json = #"[{"client_id":"web","name":"Web","redirect_uris":["https://a.example/cb"],"client_secret_sha256":"\#(hex)"},"# +
-            #"{"client_id":"android","name":"Android","redirect_uris":["com.example.app:/cb","http://127.0.0.1/cb"]}]"#
+            #"{"client_id":"android","name":"Android","redirect_uris":["com.example.app:/cb","http://127.0.0.1/cb"],"first_party":true}]"#
         let registry = try ClientRegistry.parse(Array(json.utf8))
         let web = try #require(registry.client("web"))
         #expect(web.isConfidential && web.secretMatches("s3cret") && !web.secretMatches("s3cret "))
+        #expect(!web.isFirstParty)
         #expect(registry.client("android")?.isConfidential == false)
+        #expect(registry.client("android")?.isFirstParty == true)
     }
 
     @Test("discovery lists every endpoint under the issuer, code, S256 and RS256 only")
