@@ -122,7 +122,8 @@ class Bridge:
 PROTECTED_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Intranet</title></head>
 <body><main><h1>Intranet</h1>
-<p>Signed in as member <span id="sub"><!--#echo var="OIDC_CLAIM_sub" --></span>,
+<p>Signed in as member <span id="sub"><!--#echo var="OIDC_CLAIM_sub" --></span>
+(REMOTE_USER <span id="remote-user"><!--#echo var="REMOTE_USER" --></span>),
 Apple user <span id="apple-sub"><!--#echo var="OIDC_CLAIM_apple_sub" --></span>.</p></main></body></html>
 """
 
@@ -179,6 +180,7 @@ OIDCRedirectURI {origins.redirect_uri}
 OIDCCryptoPassphrase {secrets.token_urlsafe(32)}
 OIDCScope "openid email"
 OIDCPKCEMethod S256
+OIDCRemoteUserClaim sub
 
 <Location /protected/>
     AuthType openid-connect
@@ -333,9 +335,10 @@ def openid_sign_in(tab, user_index, label, repost=False):
                            " !== null && document.readyState === 'complete'", 20)
     shown_sub = page.js("document.getElementById('sub').textContent.trim()") if landed else None
     shown_apple_sub = page.js("document.getElementById('apple-sub').textContent.trim()") if landed else None
+    remote_user = page.js("document.getElementById('remote-user').textContent.trim()") if landed else None
     member = tab.bridge.member_id(apple_sub) if apple_sub else None
     tab.check(f"{label}: lands on Apache's protected page showing the member's sub", landed and shown_sub
-              and shown_sub == member and shown_apple_sub == apple_sub,
+              and shown_sub == member and remote_user == shown_sub and shown_apple_sub == apple_sub,
               f"sub {shown_sub!r}, the bridge's member id {member!r}, Apple user {shown_apple_sub!r}" if landed
               else tab.where())
     return shown_sub if landed else None
