@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -368,6 +369,8 @@ def web_sign_in(tab, label, start_path, destination, destination_check, repost=F
 
 
 def main():
+    # Stopped from outside, still stop Apache, the bridge and Chromium on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = Results()
     work = tempfile.mkdtemp(prefix="asb-relying-party-")
     bridge = apache = browser = None
