@@ -10,9 +10,9 @@ Chromium's `form-action` checks on the redirects after a form post used to block
 Usage: run_relying_party_test.py EXECUTABLE RESOURCES_DIR
 Prints one line per check and closes with "N passed, N failed"; exits 1 if anything failed."""
 import hashlib
+import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -100,12 +100,12 @@ class Bridge:
                         "redirect_uris": [origins.redirect_uri],
                         "client_secret_sha256": hashlib.sha256(client_secret.encode()).hexdigest()}], file)
         self.database = os.path.join(directory, "bridge.sqlite3")
-        env = dict(os.environ, BRIDGE_PORT=str(origins.bridge_port), SIMULATOR_PORT=str(origins.simulator_port),
+        # Only these settings: none of the caller's BRIDGE_/APPLE_ variables may change what is tested.
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("BRIDGE_", "APPLE_", "SIMULATOR_"))}
+        env.update(BRIDGE_PORT=str(origins.bridge_port), SIMULATOR_PORT=str(origins.simulator_port),
                    BRIDGE_DATABASE="sqlite:" + self.database, BRIDGE_CLIENTS_FILE=clients_file,
                    BRIDGE_AFTER_SIGN_IN_URL=origins.app + "/welcome.html",
                    BRIDGE_RETURN_URLS=origins.shop + "/account/*")
-        for key in ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_SECRET_KEY", "BRIDGE_SITE_NAME", "BRIDGE_CONFIG"]:
-            env.pop(key, None)
         self.log_path = os.path.join(directory, "bridge.log")
         with open(self.log_path, "w") as log:
             self.process = subprocess.Popen([EXECUTABLE, "dev", "--resources", RESOURCES], cwd=directory, env=env,
@@ -114,7 +114,7 @@ class Bridge:
 
     def member_id(self, apple_sub):
         """The member id the bridge's own database holds for this Apple user."""
-        with sqlite3.connect(f"file:{self.database}?mode=ro", uri=True, timeout=5) as database:
+        with contextlib.closing(sqlite3.connect(f"file:{self.database}?mode=ro", uri=True, timeout=5)) as database:
             row = database.execute("SELECT id FROM users WHERE provider = 'apple' AND provider_user_id = ?",
                                    (apple_sub,)).fetchone()
         return str(row[0]) if row else None
@@ -134,7 +134,6 @@ class Apache:
     (configured from the discovery URL), plus two plain pages on two more ports, other origins than the bridge's."""
 
     def __init__(self, origins, directory, client_secret):
-        self.directory = directory
         documents = os.path.join(directory, "htdocs")
         for folder, page, text in [("protected", "index.shtml", PROTECTED_PAGE),
                                    ("", "welcome.html", "<!doctype html><title>App</title><h1 id='welcome'>Welcome to the app</h1>"),
@@ -199,15 +198,15 @@ OIDCRemoteUserClaim sub
             # Apache reads its configuration as root, then serves as `nobody`, which must reach the pages only.
             os.chmod(os.path.dirname(directory), 0o711)
             os.chmod(directory, 0o711)
-            for root, folders, files in os.walk(documents):
+            for root, _, files in os.walk(documents):
                 os.chmod(root, 0o755)
                 for name in files:
                     os.chmod(os.path.join(root, name), 0o644)
         self.log_path = os.path.join(directory, "error.log")
-        open(self.log_path, "a").close()
-        self.process = subprocess.Popen([shutil.which("apache2") or "/usr/sbin/apache2", "-DFOREGROUND",
-                                         "-f", self.config_path], cwd=directory,
-                                        stdout=subprocess.DEVNULL, stderr=open(self.log_path, "a"))
+        with open(self.log_path, "a") as log:
+            self.process = subprocess.Popen([shutil.which("apache2") or "/usr/sbin/apache2", "-DFOREGROUND",
+                                             "-f", self.config_path], cwd=directory,
+                                            stdout=subprocess.DEVNULL, stderr=log)
         wait_until_answering(origins.app + "/welcome.html", "Apache", self.log_path, self.process)
 
 
@@ -378,7 +377,7 @@ def main():
     try:
         origins = Origins()
         for folder in ("bridge", "apache"):
-            os.makedirs(os.path.join(work, folder))
+            os.makedirs(os.path.join(work, folder), mode=0o700)
         bridge = Bridge(origins, os.path.join(work, "bridge"), client_secret)
         apache = Apache(origins, os.path.join(work, "apache"), client_secret)
         browser = Browser(os.path.join(work, "chromium"))
