@@ -344,6 +344,26 @@ def openid_sign_in(tab, user_index, label, repost=False):
     return shown_sub if landed else None
 
 
+def openid_cancel(tab):
+    """Cancel at Apple: the bridge sends the browser to Apache's redirect URI with `error=access_denied`, by the same
+    kind of redirect after the simulator's form post, and nobody gets in. (mod_auth_openidc 2.4 takes any request to
+    its redirect URI that carries `iss` -- RFC 9207, sent with errors too -- and no code for a discovery response, so
+    its page says "Invalid Request" rather than naming the cancel.)"""
+    page, origins = tab.page, tab.origins
+    tab.fresh()
+    page.navigate(origins.intranet + "/protected/")
+    if not tab.expect("cancel at Apple: Apache's protected page leads to Apple's page", tab.at_simulator()):
+        return
+    page.js("document.querySelector('button[value=cancel]').click()")
+    arrived = page.wait_for(f"location.origin === '{origins.intranet}' && location.pathname === '/protected/redirect_uri'"
+                            " && document.readyState === 'complete'", 15)
+    answer = urllib.parse.parse_qs((page.js("location.search") or "").lstrip("?")) if arrived else {}
+    tab.expect("cancel at Apple: Apache's redirect URI receives error=access_denied and the protected page stays shut",
+               arrived and answer.get("error") == ["access_denied"] and "code" not in answer
+               and page.js("document.getElementById('sub') === null"),
+               "error " + ", ".join(answer.get("error", [])))
+
+
 def web_sign_in(tab, label, start_path, destination, destination_check, repost=False):
     """A plain web sign-in at the bridge that must end on `destination`, on another origin than the bridge."""
     page, origins = tab.page, tab.origins
@@ -392,6 +412,7 @@ def main():
             (openid_sign_in, (0, "OpenID sign-in through Apache")),
             (openid_sign_in, (0, "OpenID sign-in through Apache via the re-post page", True)),
             (openid_sign_in, (1, "OpenID sign-in through Apache as another test user")),
+            (openid_cancel, ()),
             (web_sign_in, ("web sign-in, BRIDGE_AFTER_SIGN_IN_URL on another origin", "/login",
                            origins.app + "/welcome.html", "document.getElementById('welcome') !== null")),
             (web_sign_in, ("web sign-in to another origin via the re-post page", "/login",
