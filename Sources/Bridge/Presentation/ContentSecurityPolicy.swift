@@ -52,8 +52,8 @@ enum ContentSecurityPolicy {
     /// native app listens on whatever port it gets (RFC 8252 §7.3) and the redirect URI matches on any port, so
     /// such a source admits every port.
     static func clientRedirectSource(_ uri: String) -> String? {
-        guard let origin = source(of: uri), origin.hasPrefix("http://"),
-              let host = URLComponents(string: uri)?.host?.lowercased() else { return source(of: uri) }
+        guard let origin = source(of: uri) else { return nil }
+        guard origin.hasPrefix("http://"), let host = URLComponents(string: uri)?.host?.lowercased() else { return origin }
         return "http://" + (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + ":*"
     }
 
