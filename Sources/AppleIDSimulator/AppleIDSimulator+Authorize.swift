@@ -7,7 +7,7 @@ extension AppleIDSimulator {
     func showAuthorizePage(_ request: Request) -> Response {
         do {
             let authorize = try AuthorizeRequest(request.query)
-            return HTML.response(AuthorizePage.render(authorize, users: users))
+            return HTML.response(AuthorizePage.render(authorize, users: users), formAction: consentFormAction(authorize))
         } catch {
             return errorPage(error)
         }
@@ -73,13 +73,26 @@ extension AppleIDSimulator {
         switch authorize.responseMode {
         case .formPost:
             let page = AutoPostPage.render(action: authorize.redirectURI, fields: fields, origin: authorize.redirectOrigin)
-            return HTML.response(page, formAction: authorize.redirectOrigin)
+            return HTML.response(page, formAction: callbackFormAction(authorize))
         case .query:
             let separator = authorize.redirectURI.contains("?") ? "&" : "?"
             return Response.redirect(to: authorize.redirectURI + separator + encoded, status: 302)
         case .fragment:
             return Response.redirect(to: authorize.redirectURI + "#" + encoded, status: 302)
         }
+    }
+
+    /// The auto-post page's `form-action`: the redirect URI's origin and where the relying party sends the browser
+    /// on from there.
+    func callbackFormAction(_ authorize: AuthorizeRequest) -> String {
+        let onward = (callbackDestinations[authorize.redirectURI] ?? []).filter(HTML.isSafeSource)
+        return ([authorize.redirectOrigin] + onward.filter { $0 != authorize.redirectOrigin }).joined(separator: " ")
+    }
+
+    /// The consent page's `form-action`. Its post is answered with the auto-post page (form_post), or with a
+    /// redirect to the redirect URI (query, fragment), which Chromium checks against this policy too.
+    func consentFormAction(_ authorize: AuthorizeRequest) -> String {
+        authorize.responseMode == .formPost ? "'self'" : "'self' " + callbackFormAction(authorize)
     }
 
     func errorPage(_ error: AuthorizeError) -> Response {

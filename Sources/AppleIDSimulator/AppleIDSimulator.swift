@@ -9,6 +9,11 @@ import Synchronization
 public final class AppleIDSimulator: HTTPResponder, Sendable {
     public let issuer: String
     public let users: [SimulatedUser]
+    /// By redirect URI: where the relying party's answer to the simulator's form post may send the browser on, as
+    /// Content-Security-Policy sources (`https://app.example.com`, `com.example.app:`). Chromium checks the posting
+    /// page's `form-action` against those redirects too, so the auto-post page names them beside the redirect URI's
+    /// origin; a relying party that redirects only to itself needs no entry.
+    public let callbackDestinations: [String: [String]]
     let logger: Logger
     let clock: @Sendable () -> Date
     let state: Mutex<SimulatorState>
@@ -24,10 +29,12 @@ public final class AppleIDSimulator: HTTPResponder, Sendable {
 
     /// - Parameter clock: the simulator's notion of now (code expiry, token times, client secret checks).
     public init(issuer: String = "https://appleid.apple.com", users: [SimulatedUser] = SimulatedUser.defaults,
-                logger: Logger = .silent, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+                callbackDestinations: [String: [String]] = [:], logger: Logger = .silent,
+                clock: @escaping @Sendable () -> Date = { Date() }) throws {
         precondition(!users.isEmpty, "the simulator needs at least one user")
         self.issuer = issuer
         self.users = users
+        self.callbackDestinations = callbackDestinations
         self.logger = logger
         self.clock = clock
         self.state = Mutex(SimulatorState(keys: SigningKeyRing(current: try SigningKey.generate())))

@@ -33,6 +33,14 @@ enum HTML {
         """
     }
 
+    /// Whether `source` can go into a `form-action` list as it is: a scheme or an origin (any port allowed), no
+    /// spaces, quotes, `;` or host wildcards.
+    static func isSafeSource(_ source: String) -> Bool {
+        let withoutAnyPort = source.hasSuffix(":*") ? source.dropLast(2) : Substring(source)
+        return withoutAnyPort.count > 1
+            && withoutAnyPort.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-._:/[]".contains($0)) }
+    }
+
     /// An HTML response whose policy allows only the simulator's own script and style, and form posts to `formAction`.
     static func response(_ html: String, status: Int = 200, formAction: String = "'self'") -> Response {
         var response = Response.html(html, status: status)

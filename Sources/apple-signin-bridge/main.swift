@@ -146,7 +146,8 @@ func dev() -> Never {
     let preliminary = loadConfiguration(mode: .development, defaults: defaults)
     var simulatorServer: HTTPServer?
     if preliminary.appleIDURL == "https://appleid.apple.com" {
-        let listener = startSimulator(bridgePort: preliminary.port)
+        let listener = startSimulator(bridgePort: preliminary.port,
+                                      callbackDestinations: [preliminary.redirectURI: preliminary.signInDestinationSources])
         simulatorServer = listener
         defaults["APPLE_ID_URL"] = "http://127.0.0.1:\(listener.port)"
     }
@@ -161,10 +162,11 @@ func dev() -> Never {
 }
 
 /// The simulator on SIMULATOR_PORT from the environment, else the bridge's port + 1.
-func startSimulator(bridgePort port: Int) -> HTTPServer {
+/// `callbackDestinations`: where the bridge's answer to the simulator's form post may send the browser on.
+func startSimulator(bridgePort port: Int, callbackDestinations: [String: [String]]) -> HTTPServer {
     let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
     do {
-        let simulator = try AppleIDSimulator(logger: logger)
+        let simulator = try AppleIDSimulator(callbackDestinations: callbackDestinations, logger: logger)
         let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
                                   responder: simulator, logger: logger)
         try listener.start()

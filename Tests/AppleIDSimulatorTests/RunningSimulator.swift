@@ -20,11 +20,11 @@ final class RunningSimulator: Sendable {
     let server: HTTPServer
     var port: Int { server.port }
 
-    init(clock: TestClock? = nil) throws {
+    init(clock: TestClock? = nil, callbackDestinations: [String: [String]] = [:]) throws {
         if let clock {
-            simulator = try AppleIDSimulator(clock: { clock.now })
+            simulator = try AppleIDSimulator(callbackDestinations: callbackDestinations, clock: { clock.now })
         } else {
-            simulator = try AppleIDSimulator()
+            simulator = try AppleIDSimulator(callbackDestinations: callbackDestinations)
         }
         server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
                             logger: .silent)

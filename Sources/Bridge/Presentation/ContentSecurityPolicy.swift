@@ -1,9 +1,76 @@
+import Foundation
+
 /// The content security policy of every HTML page this service sends: its own scripts and styles only, plus
-/// Apple's JS SDK when APPLE_JS_SDK is on.
+/// Apple's JS SDK when APPLE_JS_SDK is on. Forms post to this server only.
+///
+/// Chromium also checks `form-action` against every redirect that follows a form submission. The re-post page's
+/// form is answered with a redirect to where the sign-in ends, so that page's policy names those destinations too
+/// (and the simulator's auto-post page, whose post the same redirect answers, gets them from `dev`).
 enum ContentSecurityPolicy {
-    static func header(allowingAppleJSSDK: Bool) -> String {
+    static func header(allowingAppleJSSDK: Bool, formActions: [String] = []) -> String {
         let script = allowingAppleJSSDK ? "'self' https://appleid.cdn-apple.com" : "'self'"
+        let formAction = (["'self'"] + formActions).joined(separator: " ")
         return "default-src 'none'; script-src \(script); style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            + "form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"
+    }
+
+    /// The re-post page's policy: this server, and where the reposted callback may send the browser on. For an
+    /// OpenID client's sign-in that is the client's redirect URI, which the provider flow stored with the attempt;
+    /// for a web sign-in it is the after-sign-in URL or an allowed return URL.
+    static func repostPage(providerRedirectURI: String?, afterSignInURL: String, returnURLs: ReturnURLPolicy) -> String {
+        let destinations = providerRedirectURI.map { [$0] } ?? webSignInDestinations(afterSignInURL, returnURLs)
+        return header(allowingAppleJSSDK: false, formActions: sources(of: destinations))
+    }
+
+    /// Where a web sign-in may land: BRIDGE_AFTER_SIGN_IN_URL and the entries of BRIDGE_RETURN_URLS.
+    static func webSignInDestinations(_ afterSignInURL: String, _ returnURLs: ReturnURLPolicy) -> [String] {
+        [afterSignInURL] + returnURLs.exact.sorted() + returnURLs.prefixes
+    }
+
+    /// The `form-action` sources of `addresses`, each once, in order; paths on this server need none ('self').
+    static func sources(of addresses: [String]) -> [String] {
+        var seen: Set<String> = []
+        return addresses.compactMap(source(of:)).filter { seen.insert($0).inserted }
+    }
+
+    /// The source expression that admits `address`: an http(s) URL's origin, or `scheme:` for an app's own scheme
+    /// (an OpenID client's `com.example.app:/callback`). Nil for a path, and for anything that cannot be written
+    /// into the header as it is: the source is rebuilt from parsed parts and checked character by character.
+    static func source(of address: String) -> String? {
+        guard !address.hasPrefix("/"), let components = URLComponents(string: address),
+              let scheme = components.scheme?.lowercased(), let first = scheme.first, first.isLetter,
+              scheme.allSatisfy(schemeCharacters.contains) else { return nil }
+        guard scheme == "http" || scheme == "https" else { return scheme + ":" }
+        guard let host = components.host?.lowercased(), !host.isEmpty, components.user == nil,
+              components.password == nil else { return nil }
+        var origin = scheme + "://" + (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)
+        if let port = components.port { origin += ":\(port)" }
+        return origin.allSatisfy(originCharacters.contains) ? origin : nil
+    }
+
+    /// The source of a client's registered redirect URI. The registry admits plain http on loopback only, where a
+    /// native app listens on whatever port it gets (RFC 8252 §7.3) and the redirect URI matches on any port, so
+    /// such a source admits every port.
+    static func clientRedirectSource(_ uri: String) -> String? {
+        guard let origin = source(of: uri) else { return nil }
+        guard origin.hasPrefix("http://"), let host = URLComponents(string: uri)?.host?.lowercased() else { return origin }
+        return "http://" + (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + ":*"
+    }
+
+    private static let schemeCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789+-.")
+    private static let originCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789-._:/[]")
+}
+
+extension BridgeConfiguration {
+    /// The `form-action` sources of every place besides this server that the answer to `POST /apple_redirect` may
+    /// send a browser to: the OpenID clients' redirect URIs, BRIDGE_AFTER_SIGN_IN_URL and BRIDGE_RETURN_URLS.
+    /// `dev` hands them to the Apple ID simulator, whose auto-post page is the form that post comes from.
+    public var signInDestinationSources: [String] {
+        let clientRedirects = clients.clients.keys.sorted().flatMap { clients.clients[$0]?.redirectURIs ?? [] }
+            .compactMap(ContentSecurityPolicy.clientRedirectSource)
+        let sources = clientRedirects + ContentSecurityPolicy.sources(
+            of: ContentSecurityPolicy.webSignInDestinations(site.afterSignInURL, site.returnURLs))
+        var seen: Set<String> = []
+        return sources.filter { seen.insert($0).inserted }
     }
 }

@@ -54,7 +54,7 @@ struct AppleRedirect: Sendable {
             break
         case .cookieDropped:
             metrics.increment("bridge_callback_reposts_total")
-            return repostPage(fields)
+            return repostPage(fields, providerRedirectURI: authorization?.redirectURI)
         case .otherBrowser:
             throw PageRefusal.stateFromOtherBrowser
         }
@@ -124,13 +124,15 @@ struct AppleRedirect: Sendable {
         return .cookieDropped
     }
 
-    func repostPage(_ fields: FormFields) -> Response {
+    func repostPage(_ fields: FormFields, providerRedirectURI: String?) -> Response {
         var posted: [MustacheValue] = Self.callbackFields.compactMap { name in
             fields[name].map { .object(["name": .string(name), "value": .string($0)]) }
         }
         posted.append(.object(["name": .string(Self.repostMarker), "value": "1"]))
         var response = pages.render("repost", ["action": "/apple_redirect", "fields": .array(posted)])
         response.headers.set("Cache-Control", "no-store")  // it holds the identity token and code
+        response.headers.set("Content-Security-Policy", ContentSecurityPolicy.repostPage(
+            providerRedirectURI: providerRedirectURI, afterSignInURL: afterSignInURL, returnURLs: returnDestination.policy))
         return response
     }
 
