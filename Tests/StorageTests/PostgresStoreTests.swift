@@ -52,6 +52,22 @@ import Testing
         }
     }
 
+    @Test("a database migrated while PostgreSQL's version 9 created nothing gets identity_token_uses at version 10, and replays are refused there")
+    func versionTenCatchesUp() throws {
+        try withFreshPostgresDatabase { url in
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            _ = try PostgresStore(url: url).migrate()
+            // What a database migrated by an earlier build looks like: version 9 recorded, the table absent.
+            try connection.execute("DROP TABLE identity_token_uses; DELETE FROM schema_migrations WHERE version = 10")
+            let store = try PostgresStore(url: url)
+            #expect(try store.migrate() == [10])
+            let record = { try store.write {
+                try $0.recordIdentityTokenUse(tokenHash: "h", tokenExpiresAt: t0 + 600, expiresAt: t0 + 900, now: t0)
+            } }
+            #expect(try record() && !record())
+        }
+    }
+
     @Test("the pool opens at most poolSize connections, and many threads share them")
     func poolSize() throws {
         try withFreshPostgresDatabase { url in
