@@ -172,10 +172,14 @@ enum SQLStatements {
         WHERE sessions.id_hash = $1 AND sessions.expires_at > $2
         """
 
+    /// Inserts only when no such user exists: an insert that conflicts has already drawn an id (SQLite's
+    /// AUTOINCREMENT, PostgreSQL's identity), so every returning sign-in left a gap in the member ids. The conflict
+    /// clause still settles two sign-ins of one new user racing.
     static let insertUser = DialectStatement { dialect in """
         INSERT INTO users (provider, provider_user_id, email, is_private_email, email_verified,
                            display_name, created_at, updated_at, email_forwarding_enabled)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+        WHERE NOT EXISTS (SELECT 1 FROM users WHERE provider = $1 AND provider_user_id = $2)
         ON CONFLICT (provider, provider_user_id) DO NOTHING\(dialect.returningID)
         """
     }

@@ -4,6 +4,20 @@ import Testing
 
 extension StoreBehaviour {
     @Suite("Apple users") struct AppleUsers {
+        @Test("a returning member's sign-ins draw no member id: the next new member gets the next id", arguments: Backend.allCases)
+        func returningSignInsDrawNoID(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let first = try fixture.store.write { try $0.upsertAppleUser(appleProfile(sub: "first"), now: t0).user }
+                for minute in 1...3 {
+                    _ = try fixture.store.write {
+                        try $0.upsertAppleUser(appleProfile(sub: "first"), now: t0 + Double(60 * minute))
+                    }
+                }
+                let second = try fixture.store.write { try $0.upsertAppleUser(appleProfile(sub: "second"), now: t0).user }
+                #expect(second.id == first.id + 1)
+            }
+        }
+
         @Test("upsert creates a user, then finds it by sub", arguments: Backend.allCases)
         func createThenFind(backend: Backend) throws {
             try withFreshStore(backend) { fixture throws in
