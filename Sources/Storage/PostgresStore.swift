@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import WorkerThreads
 
 /// The PostgreSQL store, for several instances sharing one database.
@@ -32,6 +33,17 @@ public final class PostgresStore: Store {
     /// Serializes `migrate()` across every instance using the same database.
     static let migrationLockKey: Int64 = 0x4150_5049_4442_5247  // arbitrary, fixed
     private let pool: PostgresConnectionPool
+    private let retries = Mutex(RetryCounts())
+
+    private struct RetryCounts {
+        var serializationFailures = 0
+        var deadlocks = 0
+    }
+
+    public var writeRetries: [(cause: String, count: Int)] {
+        let counts = retries.withLock { $0 }
+        return [("serialization_failure", counts.serializationFailures), ("deadlock", counts.deadlocks)]
+    }
     /// Run the writes of callers that must not wait for the database's round trips: one thread per pooled
     /// connection (more would only wait for a connection).
     private let writeWorkers: WorkerThreads
@@ -127,6 +139,9 @@ public final class PostgresStore: Store {
             } catch {
                 guard let failure = connection.lastFailure, failure.isRetryable, attempt < maximumAttempts else {
                     throw error
+                }
+                retries.withLock {
+                    if failure.sqlState == "40P01" { $0.deadlocks += 1 } else { $0.serializationFailures += 1 }
                 }
                 attempt += 1
                 Self.backOff(attempt: attempt)

@@ -119,6 +119,9 @@ public protocol Store: Sendable {
     /// True when a read waits on another process (a round trip to a database server) and so holds the thread
     /// that makes it; the HTTP server then runs more listener threads per core.
     var readsWaitOnAnotherProcess: Bool { get }
+    /// Write transactions run again because they lost a race with another (PostgreSQL's serialization failures
+    /// and deadlocks), by cause, since the store opened; empty where writes never race (SQLite's one writer).
+    var writeRetries: [(cause: String, count: Int)] { get }
     /// Applies pending numbered migrations, each in its own transaction, and returns the
     /// versions applied by this call (empty when up to date). Throws
     /// `StoreError.schemaTooNew` for a database migrated by a newer build.
@@ -146,6 +149,8 @@ public protocol Store: Sendable {
 }
 
 extension Store {
+    public var writeRetries: [(cause: String, count: Int)] { [] }
+
     public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try read(body)
     }

@@ -68,6 +68,39 @@ import Testing
         }
     }
 
+    @Test("a write that lost a race is run again and counted as a serialization failure")
+    func retriesAreCounted() throws {
+        try withFreshPostgresDatabase { url in
+            let (store, other) = (try PostgresStore(url: url), try PostgresStore(url: url))
+            _ = try store.migrate()
+            try store.write { try $0.insertLoginAttempt(loginAttempt("raced")) }
+            #expect(store.writeRetries.map(\.count) == [0, 0])
+            let (inside, goOn) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let runs = Collected<Bool>(), attempts = Collected<Int>()
+            let finished = DispatchSemaphore(value: 0)
+            Thread {
+                let consumed = try? store.write { tx -> Bool in
+                    // Read first, so that this transaction's snapshot predates the other store's commit.
+                    _ = try tx.loginAttempt(state: "raced")
+                    attempts.append(attempts.all.count)
+                    if attempts.all.count == 1 { inside.signal(); goOn.wait() }
+                    let won = try tx.consumeLoginAttempt(state: "raced", now: t0)
+                    runs.append(won)
+                    return won
+                }
+                runs.append(consumed ?? true)
+                finished.signal()
+            }.start()
+            inside.wait()
+            #expect(try other.write { try $0.consumeLoginAttempt(state: "raced", now: t0) })
+            goOn.signal()
+            finished.wait()
+            // The first run's UPDATE failed on the row the other store changed; the second saw it consumed.
+            #expect(attempts.all.count == 2 && runs.all == [false, false])
+            #expect(store.writeRetries.first { $0.cause == "serialization_failure" }?.count == 1)
+        }
+    }
+
     @Test("the pool opens at most poolSize connections, and many threads share them")
     func poolSize() throws {
         try withFreshPostgresDatabase { url in
