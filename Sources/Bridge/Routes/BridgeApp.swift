@@ -86,7 +86,6 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/api/auth/logout", api.authenticated(native.logout))
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
-        api.addPreflights(to: &router)
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
         router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys] _ in
             var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)]))
@@ -96,6 +95,7 @@ public final class BridgeApp: Sendable {
         if let logo, logo.served != nil { router.add("GET", SiteLogo.servedPath, operations.endpoint(logo.respond)) }
         addOpenIDProviderRoutes(to: &router, groups.openIDProvider, endpoints, issuer: configuration.publicURL)
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
+        api.addPreflights(to: &router)  // last: one for every JSON API route above
         return router
     }
 
