@@ -32,6 +32,7 @@ public struct Router: HTTPResponder {
     private var prefixRoutes: [(prefix: String, method: String, route: Route)] = []
     /// The prefixes groups own, longest first.
     private var owners: [(prefix: String, group: RouteGroup)] = []
+    /// Every registration, in order: what is derived from the routes (the JSON API's CORS preflights) reads it.
     public private(set) var registrations: [Registration] = []
     /// The group of every path that no route takes and no group's prefix covers.
     public let fallback: RouteGroup
