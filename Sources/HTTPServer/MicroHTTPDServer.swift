@@ -257,7 +257,8 @@ enum MicroHTTPDCallbacks {
             request.resumedWork = resumed
             let outcome = respond(to: request, context: context)
             guard resumed.wasTaken else {
-                // The handler that suspended did not take its work back: it would suspend again and again.
+                // A responder without a `Router` in it suspended, and nothing took the work back: run again, it
+                // would suspend again and again.
                 context.logger.error("resumed_work_not_taken", ["path": request.path])
                 return answer(connection, pending, internalError)
             }

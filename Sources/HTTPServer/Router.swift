@@ -1,41 +1,118 @@
 /// Routes by exact path and method, then by path prefix. Unknown path: 404; known path, other method: 405.
+///
+/// Every answer, the router's own 404 and 405 included, runs inside the middleware of the group the path belongs
+/// to (`group(owning:)`). This is also the one place where a request resumed after a suspension takes the rest of
+/// its work (see `Request.suspension()`): the router runs it instead of the route's handler, inside the same
+/// middleware, so no handler or group has anything to remember.
 public struct Router: HTTPResponder {
     public typealias Handler = @Sendable (Request) throws -> Response
 
-    private var exact: [String: [String: Handler]] = [:]
-    private var prefixes: [(prefix: String, method: String, handler: Handler)] = []
-    private var notFound: Handler = { _ in throw HTTPError(404, "There is no page at this address.") }
+    /// A handler in the group whose middleware answers around it (see `RouteGroup.route(_:)`).
+    public struct Route: Sendable {
+        public let group: RouteGroup
+        let handler: Handler
+    }
 
-    public init() {}
+    /// One registration, as made (the HEAD implied by a GET is not listed).
+    public struct Registration: Sendable {
+        public let method: String
+        /// The exact path, or with `isPrefix` the prefix.
+        public let path: String
+        public let isPrefix: Bool
+        public let group: RouteGroup
+    }
 
-    public mutating func add(_ method: String, _ path: String, _ handler: @escaping Handler) {
-        exact[path, default: [:]][method] = handler
-        if method == "GET" && exact[path]?["HEAD"] == nil {
-            exact[path, default: [:]]["HEAD"] = handler
+    /// The routes of one exact path; the path belongs to the group of the first one registered.
+    private struct PathRoutes {
+        let group: RouteGroup
+        var byMethod: [String: Route] = [:]
+    }
+
+    private var exact: [String: PathRoutes] = [:]
+    private var prefixRoutes: [(prefix: String, method: String, route: Route)] = []
+    /// The prefixes groups own, longest first.
+    private var owners: [(prefix: String, group: RouteGroup)] = []
+    /// Every registration, in order: what is derived from the routes (the JSON API's CORS preflights) reads it.
+    public private(set) var registrations: [Registration] = []
+    /// The group of every path that no route takes and no group's prefix covers.
+    public let fallback: RouteGroup
+
+    public init(fallback: RouteGroup = RouteGroup("unrouted", NoMiddleware())) {
+        self.fallback = fallback
+    }
+
+    public mutating func add(_ method: String, _ path: String, _ route: Route) {
+        claim(route.group)
+        registrations.append(Registration(method: method, path: path, isPrefix: false, group: route.group))
+        if let owner = exact[path]?.group {
+            precondition(owner === route.group, "\(path) is in group \(owner.name), not \(route.group.name)")
+        }
+        exact[path, default: PathRoutes(group: route.group)].byMethod[method] = route
+        if method == "GET" && exact[path]?.byMethod["HEAD"] == nil {
+            exact[path]?.byMethod["HEAD"] = route
         }
     }
 
-    public mutating func add(_ method: String, _ path: String, _ responder: some HTTPResponder) {
-        add(method, path) { try responder.respond(to: $0) }
+    /// A route with no middleware of its own, in the fallback group.
+    public mutating func add(_ method: String, _ path: String, _ handler: @escaping Handler) {
+        add(method, path, fallback.route(handler))
     }
 
-    /// Handles every path starting with `prefix` (e.g. `/public/`).
+    /// Handles every path starting with `prefix` (e.g. `/public/`), which then belongs to the route's group.
+    public mutating func addPrefix(_ method: String, _ prefix: String, _ route: Route) {
+        claim(route.group)
+        registrations.append(Registration(method: method, path: prefix, isPrefix: true, group: route.group))
+        prefixRoutes.append((prefix, method, route))
+        own(prefix, route.group)
+    }
+
     public mutating func addPrefix(_ method: String, _ prefix: String, _ handler: @escaping Handler) {
-        prefixes.append((prefix, method, handler))
+        addPrefix(method, prefix, fallback.route(handler))
     }
 
-    public mutating func setNotFound(_ handler: @escaping Handler) { notFound = handler }
+    /// The group a path belongs to: that of the routes registered for it, else that of the longest prefix owned,
+    /// else the fallback. Answers the router's 404 and 405, and the listener's refusals (413, 429, 503).
+    public func group(owning path: String) -> RouteGroup {
+        if let routes = exact[path] { return routes.group }
+        return owners.first { path.hasPrefix($0.prefix) }?.group ?? fallback
+    }
 
     public func respond(to request: Request) throws -> Response {
-        if let byMethod = exact[request.path] {
-            if let handler = byMethod[request.method] { return try handler(request) }
-            throw HTTPError.methodNotAllowed(allowing: byMethod.keys)
+        let (group, handler) = resolve(request)
+        return try group.middleware.respond(to: request) { request in
+            if let rest = request.takeResumedWork() { return try rest() }
+            return try handler(request)
         }
-        let matching = prefixes.filter { request.path.hasPrefix($0.prefix) }
-        if let route = matching.first(where: { $0.method == request.method || ($0.method == "GET" && request.method == "HEAD") }) {
-            return try route.handler(request)
+    }
+
+    private func resolve(_ request: Request) -> (RouteGroup, Handler) {
+        if let routes = exact[request.path] {
+            if let route = routes.byMethod[request.method] { return (route.group, route.handler) }
+            let refusal = HTTPError.methodNotAllowed(allowing: routes.byMethod.keys)
+            return (routes.group, { _ in throw refusal })
         }
-        if !matching.isEmpty { throw HTTPError.methodNotAllowed(allowing: matching.map(\.method)) }
-        return try notFound(request)
+        let matching = prefixRoutes.filter { request.path.hasPrefix($0.prefix) }
+        if let match = matching.first(where: { $0.method == request.method || ($0.method == "GET" && request.method == "HEAD") }) {
+            return (match.route.group, match.route.handler)
+        }
+        if !matching.isEmpty {
+            let refusal = HTTPError.methodNotAllowed(allowing: matching.map(\.method))
+            return (matching[0].route.group, { _ in throw refusal })
+        }
+        return (group(owning: request.path), { _ in throw HTTPError(404, "There is no page at this address.") })
+    }
+
+    /// Takes the prefixes `group` owns, the first time one of its routes is registered.
+    private mutating func claim(_ group: RouteGroup) {
+        for prefix in group.prefixes { own(prefix, group) }
+    }
+
+    private mutating func own(_ prefix: String, _ group: RouteGroup) {
+        if let owner = owners.first(where: { $0.prefix == prefix })?.group {
+            precondition(owner === group, "\(prefix) is owned by group \(owner.name), not \(group.name)")
+            return
+        }
+        owners.append((prefix, group))
+        owners.sort { $0.prefix.count > $1.prefix.count }
     }
 }

@@ -17,9 +17,10 @@ public struct RequestSuspended: ListenerDirective, CustomStringConvertible {
 }
 
 /// The way back to a suspended request: call `resume(with:)` once, from any thread, with the rest of the
-/// request's work. The responder chain then runs again for the same request on a listener thread, and
-/// `Request.takeResumedWork()` hands that work to the first one in the chain that asks: the handler that
-/// suspended, or a wrapper around it whose own first steps must not repeat (authentication, a rate limit).
+/// request's work. The responder chain then runs again for the same request on a listener thread, and the
+/// `Router` runs that work in place of the route's handler, inside the route's group middleware: the handler and
+/// whatever it did first (authentication, a rate limit, parsing) do not run again, and the work's errors are
+/// answered the way the group answers them.
 public struct RequestResumption: Sendable {
     let parked: ParkedRequest
     let suspended: SuspendedRequests
@@ -34,7 +35,7 @@ public struct RequestResumption: Sendable {
     public var suspend: RequestSuspended { RequestSuspended(parked: parked) }
 }
 
-/// The rest of a suspended request's work, taken once by the handler that suspended.
+/// The rest of a suspended request's work, taken once by the router (`Request.takeResumedWork()`).
 final class ResumedWork: Sendable {
     private let work: Mutex<(@Sendable () throws -> Response)?>
     init(_ work: @escaping @Sendable () throws -> Response) { self.work = Mutex(work) }
@@ -57,7 +58,7 @@ extension Request {
     ///         throw resumption.suspend
     ///     }
     ///
-    /// and, first thing in that handler, `if let rest = request.takeResumedWork() { return try rest() }`.
+    /// (`answer(afterStarting:then:)` does just that). The router runs the rest when the request resumes.
     public func suspension() -> RequestResumption? {
         guard let slot = listenerSlot, !isOffListener else { return nil }
         return RequestResumption(parked: ParkedRequest(connection: slot.connection, request: self),
@@ -65,12 +66,11 @@ extension Request {
     }
 
     /// When the chain runs again after a suspension, the rest of the work that the suspending handler handed
-    /// over; nil otherwise, and once taken.
-    public func takeResumedWork() -> (@Sendable () throws -> Response)? { resumedWork?.take() }
+    /// over; nil otherwise, and once taken. Only the router takes it (see `Router.respond(to:)`).
+    func takeResumedWork() -> (@Sendable () throws -> Response)? { resumedWork?.take() }
 
     /// Answers with `finish(outcome)` once the work `start` begins has its outcome: on a listener thread by
-    /// suspending the request meanwhile (so the handler must begin with `takeResumedWork()`), elsewhere by
-    /// waiting for it. `start` gets the callback to call once, from any thread, with the outcome.
+    /// suspending the request meanwhile (the router runs `finish` when it resumes), elsewhere by waiting for it. `start` gets the callback to call once, from any thread, with the outcome.
     public func answer<T: Sendable>(afterStarting start: (@escaping @Sendable (Result<T, any Error>) -> Void) throws -> Void,
                                     then finish: @escaping @Sendable (Result<T, any Error>) throws -> Response) throws -> Response {
         if let resumption = suspension() {

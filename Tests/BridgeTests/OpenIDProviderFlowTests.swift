@@ -260,7 +260,7 @@ struct OpenIDProviderFlowTests {
         #expect(grantType.body["error"] == "unsupported_grant_type")
     }
 
-    @Test("the token endpoint shares the sign-in rate limit: 429 with Retry-After")
+    @Test("the token endpoint shares the sign-in rate limit: 429 with Retry-After, as RFC 6749 JSON")
     func rateLimited() throws {
         let party = try RelyingParty(signInRequestsPerMinute: 60)
         var statuses: [Int] = []
@@ -271,6 +271,10 @@ struct OpenIDProviderFlowTests {
         #expect(statuses.prefix(10).allSatisfy { $0 == 400 })
         let limited = try party.token([("grant_type", "refresh_token"), ("client_id", RelyingParty.publicClient)])
         #expect(limited.status == 429 && limited.raw.header("Retry-After") != nil)
+        // In the token endpoint's own error shape (RFC 6749 §5.2), like its other refusals.
+        #expect(limited.body["error"] == "temporarily_unavailable")
+        #expect(limited.body["error_description"]?.stringValue?.isEmpty == false)
+        #expect(limited.raw.header("Cache-Control") == "no-store")
     }
 
     @Test("a confidential client authenticates with client_secret_basic or client_secret_post; a wrong secret is 401")

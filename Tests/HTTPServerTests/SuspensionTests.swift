@@ -21,33 +21,41 @@ final class HeldWork: Sendable {
 }
 
 /// `/held` suspends until `HeldWork.release()`; `/inline` calls back before it even throws (like a store that
-/// cannot do better than waiting); `/forgets` suspends but never takes its work back.
+/// cannot do better than waiting). No handler does anything about being resumed: the router runs the rest.
 func suspendingRouter(_ held: HeldWork) -> Router {
     var router = Router()
     router.add("GET", "/fast") { _ in .text("fast") }
     router.add("GET", "/held") { request in
-        if let rest = request.takeResumedWork() { return try rest() }
         let id = request.query["id"] ?? ""
         return try request.answer(afterStarting: { done in held.hold { done(.success(id)) } }) { outcome in
             .text("held:\(try outcome.get())")
         }
     }
     router.add("GET", "/failing") { request in
-        if let rest = request.takeResumedWork() { return try rest() }
-        return try request.answer(afterStarting: { (done: @escaping @Sendable (Result<String, any Error>) -> Void) in
+        try request.answer(afterStarting: { (done: @escaping @Sendable (Result<String, any Error>) -> Void) in
             held.hold { done(.failure(HTTPError(409, "the work failed"))) }
         }) { outcome in .text(try outcome.get()) }
     }
     router.add("GET", "/inline") { request in
-        if let rest = request.takeResumedWork() { return try rest() }
-        return try request.answer(afterStarting: { done in done(.success("at once")) }) { outcome in
+        try request.answer(afterStarting: { done in done(.success("at once")) }) { outcome in
             .text("inline:\(try outcome.get())")
         }
     }
-    router.add("GET", "/forgets") { request in
-        try request.answer(afterStarting: { done in done(.success("never seen")) }) { outcome in .text(try outcome.get()) }
-    }
     return router
+}
+
+/// Counts its passes and answers an `HTTPError` as `mapped:<status>`, as a group's error mapping would.
+struct CountingMiddleware: RouteMiddleware {
+    let passes: Mutex_Counter
+
+    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+        passes.increment()
+        do {
+            return try next(request)
+        } catch let error as HTTPError {
+            return .text("mapped:\(error.status)", status: error.status)
+        }
+    }
 }
 
 @Suite("Requests suspended while their work finishes elsewhere", .serialized)
@@ -115,10 +123,45 @@ struct SuspensionTests {
         }
     }
 
-    @Test("a handler that suspends but never takes its work back gets 500 and an error log line, not an endless loop")
+    @Test("a route's group middleware answers the resumed work too, and the handler's own steps run once")
+    func groupMiddlewareAroundResumedWork() throws {
+        let held = HeldWork()
+        let (passes, handlerRuns) = (Mutex_Counter(), Mutex_Counter())
+        let group = RouteGroup("counted", owning: ["/counted/"], CountingMiddleware(passes: passes))
+        var router = Router()
+        router.add("GET", "/counted/failing", group.route { request in
+            handlerRuns.increment()
+            return try request.answer(afterStarting: { (done: @escaping @Sendable (Result<String, any Error>) -> Void) in
+                held.hold { done(.failure(HTTPError(409, "the work failed"))) }
+            }) { outcome in .text(try outcome.get()) }
+        })
+        try withServer(Self.oneListenerThread(), responder: router) { server in
+            let releaser = Thread {
+                while held.count < 1 { usleep(1_000) }
+                held.release()
+            }
+            releaser.start()
+            let failed = try RawHTTPClient.request(port: server.port, path: "/counted/failing")
+            #expect(failed.status == 409)
+            #expect(failed.text == "mapped:409")
+            #expect(handlerRuns.value == 1)
+            #expect(passes.value == 2)
+            // The group owns its prefix: the router's 404 and 405 there are its answers too.
+            #expect(try RawHTTPClient.request(port: server.port, path: "/counted/nothing").text == "mapped:404")
+            #expect(try RawHTTPClient.request(port: server.port, method: "POST", path: "/counted/failing").text == "mapped:405")
+            #expect(router.group(owning: "/counted/failing") === group)
+            #expect(router.group(owning: "/elsewhere") === router.fallback)
+        }
+    }
+
+    @Test("a responder without a router that suspends gets 500 and an error log line, not an endless loop")
     func workNotTakenBack() throws {
         let lines = Mutex<[String]>([])
-        let server = HTTPServer(configuration: Self.oneListenerThread(), responder: suspendingRouter(HeldWork()),
+        let responder = ClosureResponder { request in
+            if request.path == "/fast" { return .text("fast") }
+            return try request.answer(afterStarting: { done in done(.success("never seen")) }) { outcome in .text(try outcome.get()) }
+        }
+        let server = HTTPServer(configuration: Self.oneListenerThread(), responder: responder,
                                 logger: Logger(sink: { line in lines.withLock { $0.append(line) } }))
         try server.start()
         defer { server.shutdown() }

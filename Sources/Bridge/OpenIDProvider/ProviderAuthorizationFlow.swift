@@ -23,7 +23,6 @@ struct ProviderAuthorizationFlow: Sendable {
     /// `GET /oauth/authorize`. The rate limit's bucket and the login attempt are written in one transaction, and the
     /// listener thread serves other connections while it waits for its commit.
     func authorize(_ request: Request) throws -> Response {
-        if let rest = request.takeResumedWork() { return try rest() }
         let authorization: AuthorizationRequest
         do {
             authorization = try AuthorizationRequest.validate({ request.query[$0] }, repeated: request.query.repeatedNames,

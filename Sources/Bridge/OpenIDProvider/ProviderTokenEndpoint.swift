@@ -36,7 +36,6 @@ struct ProviderTokenEndpoint: Sendable {
     /// The rate limit, then the grant: two transactions, and the listener thread serves other connections while
     /// each waits for its group commit.
     func token(_ request: Request) throws -> Response {
-        if let rest = request.takeResumedWork() { return try rest() }
         return try rateLimit.admitting(request) { [self] in try grantTokens(request) }
     }
 

@@ -34,7 +34,6 @@ struct ProviderUserinfo: Sendable {
     /// calling client. Answers 200 whatever the token was, as RFC 7009 §2.2 asks.
     /// The listener thread serves other connections while the write waits for its commit.
     func revoke(_ request: Request) throws -> Response {
-        if let rest = request.takeResumedWork() { return try rest() }
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         let client = try clientAuthentication.authenticate(request, form)
         guard let token = form["token"], !token.isEmpty else { throw OAuthRefusal.invalidRequest("token is missing") }

@@ -10,13 +10,13 @@ protocol ErrorPresenter: Sendable {
 
 /// Wraps a group's routes: every error they throw becomes the group's response. An error nobody expected is logged
 /// by its type only (never request data) and answered as an internal error.
-struct ErrorMapping<Presenter: ErrorPresenter>: Sendable {
+struct ErrorMapping<Presenter: ErrorPresenter>: RouteMiddleware {
     let presenter: Presenter
     let logger: Logger
 
-    func respond(to request: Request, with handler: Router.Handler) throws -> Response {
+    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
         do {
-            return try handler(request)
+            return try next(request)
         }
         // Every group's errors pass through this one `do`, and only an error the HTTP server acts on itself may leave
         // it (`ListenerDirective`): run this request again off the listener threads, or suspend it until the work

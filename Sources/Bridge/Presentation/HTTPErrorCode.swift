@@ -7,6 +7,7 @@ enum HTTPErrorCode {
         case 413: "body_too_large"
         case 415: "unsupported_media_type"
         case 429: "rate_limited"
+        case 503: "service_unavailable"
         default: "bad_request"
         }
     }

@@ -71,7 +71,8 @@ struct WebErrorPresenter: ErrorPresenter {
                            extra: extra)
     }
 
-    /// An error the HTTP layer raised (no route, wrong method, a bad static path, a body that is not a form).
+    /// An error the HTTP layer raised (no route, wrong method, a bad static path, a body that is not a form), or the
+    /// listener (a body too large, too many requests at once, no worker free).
     static func describe(httpError error: HTTPError, request: Request) -> Description {
         if error.status == 405, request.method == "GET" || request.method == "HEAD",
            let friendly = postOnlyPages[request.path] {
@@ -81,7 +82,11 @@ struct WebErrorPresenter: ErrorPresenter {
         case 404: request.path.hasPrefix("/public/") ? "file_not_found" : "not_found"
         case 405: "method_not_allowed"
         case 400 where request.path.hasPrefix("/public/"): "file_path_not_allowed"
+        case 400: "request_refused"
+        case 413: "body_too_large"
         case 415: "form_required"
+        case 429: "too_many_requests"
+        case 503: "server_busy"
         default: "internal_error"
         }
         return Description(status: error.status, reasonCode: code, action: .signIn)

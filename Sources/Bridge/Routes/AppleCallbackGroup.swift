@@ -1,27 +1,49 @@
 import HTTPServer
 
 /// What Apple sends back: the form_post a browser carries to the callback (a person sees the answer, so errors are
-/// pages, and every refusal is counted and logged), and Apple's server-to-server notifications (JSON, no-store).
+/// pages, and every refusal is counted and logged), and Apple's server-to-server notifications under `/apple/`
+/// (JSON, no-store).
 struct AppleCallbackGroup: Sendable {
-    let pageErrors: ErrorMapping<WebErrorPresenter>
-    let jsonErrors: ErrorMapping<JSONErrorPresenter>
-    let metrics: Metrics
-    let logger: Logger
+    let callbacks: RouteGroup
+    let notifications: RouteGroup
+
+    init(pages: PageAnswers, jsonErrors: ErrorMapping<JSONErrorPresenter>, metrics: Metrics, logger: Logger) {
+        callbacks = RouteGroup("apple-callback", CountedRefusals(pages: pages, metrics: metrics, logger: logger))
+        notifications = RouteGroup("apple-notifications", owning: ["/apple/"], NotificationAnswers(errors: jsonErrors))
+    }
 
     /// The callback: fields from a urlencoded body, or from the query string of a bodiless POST (how an app's
     /// webview hands over a native sign-in's result).
-    func formPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Handler {
-        let (metrics, logger) = (metrics, logger)
-        return { [pageErrors] request in
-            try pageErrors.respond(to: request) { request in
-                // Run again once the sign-in's write committed, the rest of the work answers, as in the other groups:
-                // the first pass checked the cookies and parsed the body (about 3 % of a sign-in's instructions).
-                let rest = request.takeResumedWork()
-                // Two binding cookies of one name: one was planted, and either might sign this browser in.
-                if rest == nil, CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
+    func formPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Route {
+        callbacks.route { request in
+            // Two binding cookies of one name: one was planted, and either might sign this browser in.
+            if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
+            return try handler(request, try Self.callbackFields(request))
+        }
+    }
+
+    /// A server-to-server notification.
+    func notification(_ handler: @escaping Router.Handler) -> Router.Route { notifications.route(handler) }
+
+    static func callbackFields(_ request: Request) throws -> FormFields {
+        if request.body.isEmpty { return request.query }
+        guard let form = request.formBody else {
+            throw HTTPError(415, "Apple's answer must be sent as a form (application/x-www-form-urlencoded).")
+        }
+        return form
+    }
+
+    /// The callback's answers: pages, with every refusal of a sign-in counted and logged (the rest of a resumed
+    /// sign-in's refusals too).
+    struct CountedRefusals: RouteMiddleware {
+        let pages: PageAnswers
+        let metrics: Metrics
+        let logger: Logger
+
+        func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+            try pages.respond(to: request) { request in
                 do {
-                    if let rest { return try rest() }
-                    return try handler(request, try Self.callbackFields(request))
+                    return try next(request)
                 } catch {
                     if let refusal = WebErrorPresenter.describe(error) {
                         metrics.increment("bridge_callback_rejections_total", ["reason": refusal.reasonCode])
@@ -33,20 +55,13 @@ struct AppleCallbackGroup: Sendable {
         }
     }
 
-    /// A server-to-server notification.
-    func notification(_ handler: @escaping Router.Handler) -> Router.Handler {
-        { [jsonErrors] request in
-            var response = try jsonErrors.respond(to: request, with: handler)
+    struct NotificationAnswers: RouteMiddleware {
+        let errors: ErrorMapping<JSONErrorPresenter>
+
+        func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+            var response = try errors.respond(to: request, next: next)
             response.headers.set("Cache-Control", "no-store")
             return response
         }
-    }
-
-    static func callbackFields(_ request: Request) throws -> FormFields {
-        if request.body.isEmpty { return request.query }
-        guard let form = request.formBody else {
-            throw HTTPError(415, "Apple's answer must be sent as a form (application/x-www-form-urlencoded).")
-        }
-        return form
     }
 }

@@ -24,7 +24,6 @@ struct AppleNotifications: Sendable {
 
     /// The listener thread is not held while the notification's write waits for its commit.
     func receive(_ request: Request) throws -> Response {
-        if let rest = request.takeResumedWork() { return try rest() }
         try AppleCalls.leaveListener(request, if: !verifier.verifiesWithoutFetching(request.body))
         let notification: AppleServerNotification
         do {

@@ -16,6 +16,8 @@ public final class BridgeApp: Sendable {
     let pages: Pages
     let logo: SiteLogo?
     let contentSecurityPolicy: String
+    /// Every route, and which group each path belongs to.
+    let router: Router
 
     public var keys: JWKSCache { apple.keys }
     public var verifier: IdentityTokenVerifier { apple.verifier }
@@ -44,11 +46,14 @@ public final class BridgeApp: Sendable {
         self.apple = apple
         self.metrics = metrics
         self.clientAddresses = clientAddresses
-        groups = RouteGroups(services)
-        endpoints = try Endpoints(services, publicDirectory: resourcesDirectory + "/Public")
+        let groups = RouteGroups(services)
+        let endpoints = try Endpoints(services, publicDirectory: resourcesDirectory + "/Public")
+        self.groups = groups
+        self.endpoints = endpoints
         self.pages = pages
         self.logo = logo
         contentSecurityPolicy = ContentSecurityPolicy.header(allowingAppleJSSDK: configuration.useJSSDK)
+        router = Self.routes(configuration, groups, endpoints, metrics, apple.keys, logo)
     }
 
     /// Retries exchanges a sign-in went on without; none when the exchange is required (or impossible).
@@ -59,11 +64,14 @@ public final class BridgeApp: Sendable {
                                    metrics: metrics, logger: logger)
     }
 
-    /// The route table: each route is registered in its group and takes that group's behaviour.
-    public func makeResponder() -> some HTTPResponder {
+    /// The route table: each route is registered through its group, takes that group's behaviour, and puts its path
+    /// in that group; a path no route takes belongs to the group owning its prefix (`/api/`, `/apple/`, `/oauth/`,
+    /// `/public/`), else to the pages.
+    static func routes(_ configuration: BridgeConfiguration, _ groups: RouteGroups, _ endpoints: Endpoints,
+                       _ metrics: Metrics, _ keys: JWKSCache, _ logo: SiteLogo?) -> Router {
         let (web, api, apple, operations) = (groups.web, groups.api, groups.appleCallbacks, groups.operations)
         let (login, redirect, session, native) = (endpoints.login, endpoints.appleRedirect, endpoints.sessionPages, endpoints.nativeAPI)
-        var router = Router()
+        var router = Router(fallback: web.group)
         router.add("GET", "/", web.page { _ in .redirect(to: "/login") })
         router.add("GET", "/login", web.page(visiting: login.show))
         router.add("GET", "/session", web.signedIn(session.show))
@@ -78,11 +86,6 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/api/auth/logout", api.authenticated(native.logout))
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
-        if groups.api.cors.isEnabled {
-            let apiMethods = [("/api/auth/nonce", ["POST"]), ("/api/auth/apple", ["POST"]), ("/api/auth/refresh", ["POST"]),
-                              ("/api/auth/logout", ["POST"]), ("/api/me", ["GET", "DELETE"])]
-            for (path, methods) in apiMethods { router.add("OPTIONS", path, api.preflight(allowing: methods)) }
-        }
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
         router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys] _ in
             var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)]))
@@ -90,11 +93,15 @@ public final class BridgeApp: Sendable {
             return response
         })
         if let logo, logo.served != nil { router.add("GET", SiteLogo.servedPath, operations.endpoint(logo.respond)) }
-        addOpenIDProviderRoutes(to: &router)
+        addOpenIDProviderRoutes(to: &router, groups.openIDProvider, endpoints, issuer: configuration.publicURL)
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
-        let unrouted = UnroutedRequests(router: router, pageErrors: groups.pageErrors, jsonErrors: groups.jsonErrors,
-                                        plainTextErrors: groups.plainTextErrors, languages: pages.catalogs.negotiation)
-        let browserHeaders = SecurityHeaders(unrouted, contentSecurityPolicy: contentSecurityPolicy,
+        api.addPreflights(to: &router)  // last: one for every JSON API route above
+        return router
+    }
+
+    /// The application behind the listener: the routes, with the browser security headers and HSTS around them.
+    public func makeResponder() -> some HTTPResponder {
+        let browserHeaders = SecurityHeaders(router, contentSecurityPolicy: contentSecurityPolicy,
                                              sessionCookieNames: [configuration.cookieNames.session])
         return StrictTransportSecurity(browserHeaders, isEnabled: configuration.isHTTPS)
     }
@@ -116,27 +123,15 @@ public final class BridgeApp: Sendable {
         }
     }
 
-    /// The listener's own refusals (413, 400, 429, 503), shaped like every other error and with the same security
-    /// headers; their words come from the catalogs like every page's (in the default language: the listener answers
-    /// before the request's headers are read).
+    /// The listener's own refusals (413, 400, 429, 503), answered by the group the path belongs to (JSON under
+    /// `/api/` and `/apple/`, RFC 6749 JSON under `/oauth/`, plain text for the operational routes, else a page) and
+    /// with the same security headers as every other answer. A page's words come from the catalogs in the default
+    /// language: the listener answers before the request is handed on.
     public var refusalResponse: HTTPServer.Refusal {
-        let (pages, policy, isHTTPS) = (pages, contentSecurityPolicy, configuration.isHTTPS)
+        let (router, policy, isHTTPS) = (router, contentSecurityPolicy, configuration.isHTTPS)
         return { path, status, message in
-            var response: Response
-            if UnroutedRequests.isJSONPath(path) {
-                response = JSONErrorPresenter.Body(status: status, code: HTTPErrorCode.code(for: status), message: message).response
-            } else {
-                let code = switch status {
-                case 413: "body_too_large"
-                case 503: "server_busy"
-                case 429: "too_many_requests"
-                default: "request_refused"
-                }
-                response = WebErrorPresenter(pages: pages).page(.init(status: status, reasonCode: code, action: .signIn))
-                if response.isHTML {
-                    SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
-                }
-            }
+            var response = router.group(owning: path).refusal(HTTPError(status, message), for: path)
+            if response.isHTML { SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy) }
             if isHTTPS { response.headers.set("Strict-Transport-Security", StrictTransportSecurity<Router>.headerValue) }
             return response
         }

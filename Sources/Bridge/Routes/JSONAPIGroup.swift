@@ -1,19 +1,24 @@
 import HTTPServer
 
-/// The JSON API: errors as JSON, nothing cached (`no-store`), the sign-in endpoints rate-limited per client, the
-/// rest behind a Bearer access token, and CORS for the origins in BRIDGE_CORS_ORIGINS.
+/// The JSON API under `/api/`: errors as JSON, nothing cached (`no-store`), the sign-in endpoints rate-limited per
+/// client, the rest behind a Bearer access token, and CORS for the origins in BRIDGE_CORS_ORIGINS.
 struct JSONAPIGroup: Sendable {
-    let errors: ErrorMapping<JSONErrorPresenter>
+    let group: RouteGroup
     let rateLimit: SignInRateLimit
     let bearer: BearerAuthentication
     let cors: CORSPolicy
 
+    init(errors: ErrorMapping<JSONErrorPresenter>, rateLimit: SignInRateLimit, bearer: BearerAuthentication, cors: CORSPolicy) {
+        group = RouteGroup("json-api", owning: ["/api/"], Answers(errors: errors, cors: cors))
+        self.rateLimit = rateLimit
+        self.bearer = bearer
+        self.cors = cors
+    }
+
     /// An endpoint anyone may call; with `rateLimited`, at most so many calls per client address.
-    func endpoint(rateLimited: Bool = false, _ handler: @escaping Router.Handler) -> Router.Handler {
+    func endpoint(rateLimited: Bool = false, _ handler: @escaping Router.Handler) -> Router.Route {
         let rateLimit = rateLimit
-        return jsonEndpoint { request in
-            // The rest of a suspended request (this admission's, or the handler's own) runs in place of the handler.
-            if let rest = request.takeResumedWork() { return try rest() }
+        return group.route { request in
             // A request run again off the listener (it calls Apple) was admitted on the listener already.
             guard rateLimited && !request.isOffListener else { return try handler(request) }
             return try rateLimit.admitting(request) { try handler(request) }
@@ -21,24 +26,35 @@ struct JSONAPIGroup: Sendable {
     }
 
     /// An endpoint for the holder of a valid access token.
-    func authenticated(_ handler: @escaping @Sendable (Request, AuthenticatedCaller) throws -> Response) -> Router.Handler {
+    func authenticated(_ handler: @escaping @Sendable (Request, AuthenticatedCaller) throws -> Response) -> Router.Route {
         let bearer = bearer
-        return jsonEndpoint { request in
-            // After a suspension the rest of the work runs as it was: the token may name a session it just ended.
-            if let rest = request.takeResumedWork() { return try rest() }
-            return try handler(request, try bearer.authenticate(request))
+        return group.route { request in try handler(request, try bearer.authenticate(request)) }
+    }
+
+    /// With CORS on, `OPTIONS` for every path of this group registered so far, allowing the methods registered
+    /// there: the preflights follow the routes.
+    func addPreflights(to router: inout Router) {
+        guard cors.isEnabled else { return }
+        var paths: [String] = []
+        var methods: [String: [String]] = [:]
+        for registration in router.registrations where registration.group === group && !registration.isPrefix {
+            if methods[registration.path] == nil { paths.append(registration.path) }
+            methods[registration.path, default: []].append(registration.method)
+        }
+        let cors = cors
+        for path in paths {
+            let allowed = methods[path] ?? []
+            router.add("OPTIONS", path, group.route { request in try cors.preflight(request, methods: allowed) })
         }
     }
 
-    /// `OPTIONS` of a path whose endpoints take `methods`: a CORS preflight.
-    func preflight(allowing methods: [String]) -> Router.Handler {
-        let cors = cors
-        return jsonEndpoint { request in try cors.preflight(request, methods: methods) }
-    }
+    /// Around every answer: JSON errors, `no-store`, and the CORS headers.
+    struct Answers: RouteMiddleware {
+        let errors: ErrorMapping<JSONErrorPresenter>
+        let cors: CORSPolicy
 
-    private func jsonEndpoint(_ handler: @escaping Router.Handler) -> Router.Handler {
-        { [errors, cors] request in
-            var response = try errors.respond(to: request, with: handler)
+        func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+            var response = try errors.respond(to: request, next: next)
             response.headers.set("Cache-Control", "no-store")
             cors.decorate(&response, for: request)
             return response

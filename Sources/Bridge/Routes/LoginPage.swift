@@ -19,7 +19,6 @@ struct LoginPage: Sendable {
     let returnDestination: ReturnDestination
 
     func show(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
-        if let page = request.takeResumedWork() { return try page() }
         // Without a Services ID there is no web flow, but an app's webview can still take state and nonce
         // from the page and sign in natively with its bundle ID.
         guard configuration.servicesID != nil || !configuration.bundleIDs.isEmpty else {

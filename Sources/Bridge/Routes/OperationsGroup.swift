@@ -3,14 +3,16 @@ import JOSE
 
 /// Routes for machines and assets (`/healthz`, `/metrics`, `/public/`): errors as one line of plain text.
 struct OperationsGroup: Sendable {
-    let errors: ErrorMapping<PlainTextErrorPresenter>
+    let group: RouteGroup
 
-    func endpoint(_ handler: @escaping Router.Handler) -> Router.Handler {
-        { [errors] request in try errors.respond(to: request, with: handler) }
+    init(errors: ErrorMapping<PlainTextErrorPresenter>, pages: PageAnswers) {
+        group = RouteGroup("operations", owning: ["/public/"], Answers(errors: errors, pages: pages))
     }
 
+    func endpoint(_ handler: @escaping Router.Handler) -> Router.Route { group.route(handler) }
+
     /// An endpoint that, when `requiredToken` is set, answers only a request carrying it as a Bearer token.
-    func endpoint(requiringBearer requiredToken: String?, _ handler: @escaping Router.Handler) -> Router.Handler {
+    func endpoint(requiringBearer requiredToken: String?, _ handler: @escaping Router.Handler) -> Router.Route {
         endpoint { request in
             if let requiredToken { try Self.checkBearer(request, requiredToken) }
             return try handler(request)
@@ -25,6 +27,24 @@ struct OperationsGroup: Sendable {
         guard ConstantTime.equals(presented, requiredToken) else {
             throw HTTPError(401, "The Bearer token is not valid here.",
                             headers: HTTPHeaders([("WWW-Authenticate", "Bearer error=\"invalid_token\"")]))
+        }
+    }
+
+    /// Plain text, except that a person who followed a link to a missing file gets a page that fits a phone, not
+    /// one line of text.
+    struct Answers: RouteMiddleware {
+        let errors: ErrorMapping<PlainTextErrorPresenter>
+        let pages: PageAnswers
+
+        func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+            let response = try errors.respond(to: request, next: next)
+            guard response.status == 404, request.path.hasPrefix("/public/"), Self.acceptsHTML(request) else { return response }
+            return try pages.respond(to: request) { _ in throw HTTPError(404, "There is no file at this address.") }
+        }
+
+        /// A browser navigating asks for `text/html`; a stylesheet or image request does not.
+        static func acceptsHTML(_ request: Request) -> Bool {
+            request.headers["Accept"]?.lowercased().contains("text/html") ?? false
         }
     }
 }

@@ -1,18 +1,23 @@
 import HTTPServer
+import Localization
 
-/// Pages for people: any error becomes an HTML error page; a signed-in page gets the session from its cookie (and
-/// refuses a request carrying two of it) and, when it takes a form, refuses a post without the session's CSRF token.
+/// Pages for people: any error becomes an HTML error page in the request's language; a signed-in page gets the
+/// session from its cookie (and refuses a request carrying two of it) and, when it takes a form, refuses a post
+/// without the session's CSRF token. Its group answers every path no other group owns.
 struct WebPageGroup: Sendable {
-    let errors: ErrorMapping<WebErrorPresenter>
+    let group: RouteGroup
     let sessions: BrowserSessions
 
-    /// A page anyone may open.
-    func page(_ handler: @escaping Router.Handler) -> Router.Handler {
-        { [errors] request in try errors.respond(to: request, with: handler) }
+    init(answers: PageAnswers, sessions: BrowserSessions) {
+        group = RouteGroup("pages", answers)
+        self.sessions = sessions
     }
 
+    /// A page anyone may open.
+    func page(_ handler: @escaping Router.Handler) -> Router.Route { group.route(handler) }
+
     /// A page anyone may open that also sees the visitor's session, if any.
-    func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Response) -> Router.Handler {
+    func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Response) -> Router.Route {
         let sessions = sessions
         return page { request in try handler(request, try sessions.visit(request)) }
     }
@@ -24,11 +29,9 @@ struct WebPageGroup: Sendable {
     /// by `csrfMismatch` when given (e.g. a page that asks again with a fresh token).
     func signedIn(csrfRefusal: PageRefusal? = nil, csrfMismatch: VisitHandler? = nil,
                   signedOut: @escaping Router.Handler = { _ in .redirect(to: "/login") },
-                  _ handler: @escaping VisitHandler) -> Router.Handler {
+                  _ handler: @escaping VisitHandler) -> Router.Route {
         let sessions = sessions
         return page { request in
-            // After a suspension the rest of the work runs as it was: the session may be the one it just ended.
-            if let rest = request.takeResumedWork() { return try rest() }
             if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
             guard let visit = try sessions.visit(request) else { return try signedOut(request) }
             if let csrfRefusal, !sessions.carriesCSRFToken(request, of: visit) {
@@ -36,6 +39,19 @@ struct WebPageGroup: Sendable {
                 return try csrfMismatch(request, visit)
             }
             return try handler(request, visit)
+        }
+    }
+}
+
+/// How every page answers: in the request's language (`?lang=`, the remembered choice, or `Accept-Language`), and
+/// any error as the error page.
+struct PageAnswers: RouteMiddleware {
+    let errors: ErrorMapping<WebErrorPresenter>
+    let languages: LanguageNegotiation
+
+    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+        try LanguageSelection<Router>.respond(to: request, negotiation: languages) { request in
+            try errors.respond(to: request, next: next)
         }
     }
 }

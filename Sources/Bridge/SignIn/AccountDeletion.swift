@@ -19,8 +19,7 @@ struct AccountDeletion: Sendable {
 
     /// Deletes the user after trying to revoke their Apple token, then answers with `answer(what happened at
     /// Apple)`. On a listener thread, a revocation that would call Apple first moves the request off it
-    /// (`OffListenerRequired`), and the listener is not held while the deletion waits for its commit (the handler
-    /// must begin with `Request.takeResumedWork()`).
+    /// (`OffListenerRequired`), and the listener is not held while the deletion waits for its commit.
     func deleteAccount(userID: Int64, request: Request,
                        then answer: @escaping @Sendable (RevocationResult) throws -> Response) throws -> Response {
         let record = try store.read { try $0.appleToken(userID: userID) }

@@ -22,7 +22,7 @@ struct SignInRateLimit: Sendable {
     }
 
     /// Admits the request, then answers with `next()`; the listener thread is not held while the bucket's write
-    /// waits for its commit (the handler, or a wrapper around it, must begin with `Request.takeResumedWork()`).
+    /// waits for its commit (`next()` is then the rest of the work the router runs when the request resumes).
     func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Response) throws -> Response {
         let admission = admission(of: request)
         return try request.answer(afterWriting: { try admission.admit(in: $0) }, to: store) { try next() }
