@@ -34,7 +34,7 @@ struct Endpoints: Sendable {
         sessionPages = SessionPages(store: store, cookieNames: configuration.cookieNames, pages: services.pages,
                                     accountDeletion: accountDeletion, logger: logger)
         nativeAPI = NativeAPI(store: store, clock: clock, verifier: verifier, exchanger: exchanger, signInService: signIn,
-                              requireNonce: configuration.requireNonce, accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
+                              sessionIssuer: services.sessionIssuer, requireNonce: configuration.requireNonce, accessTokens: services.accessTokens, accountDeletion: accountDeletion, metrics: metrics,
                               logger: logger)
         appleNotifications = AppleNotifications(verifier: services.apple.notifications, store: store, clock: clock,
                                                 metrics: metrics, logger: logger)
@@ -46,7 +46,8 @@ struct Endpoints: Sendable {
         let tokens = ProviderTokenEndpoint(store: services.store, clock: services.clock, clientAuthentication: clients,
                                            accessTokens: services.accessTokens,
                                            idTokens: ProviderTokens(issuer: services.configuration.publicURL),
-                                           keys: services.providerKeys, rateLimit: services.rateLimit,
+                                           keys: services.providerKeys, sessionIssuer: services.sessionIssuer,
+                                           rateLimit: services.rateLimit,
                                            metrics: services.metrics, logger: services.logger)
         let userinfo = ProviderUserinfo(store: services.store, clock: services.clock, accessTokens: services.accessTokens,
                                         clientAuthentication: clients, logger: services.logger)

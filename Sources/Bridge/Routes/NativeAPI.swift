@@ -18,6 +18,7 @@ struct NativeAPI: Sendable {
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
     let signInService: SignInService
+    let sessionIssuer: SessionIssuer
     /// APPLE_REQUIRE_NONCE: a token without a `nonce` claim is refused.
     let requireNonce: Bool
     let accessTokens: AccessTokens
@@ -89,42 +90,19 @@ struct NativeAPI: Sendable {
         guard let presented = Self.firstString(body, ["refreshToken", "refresh_token"]) else {
             throw APIError.missingRefreshToken
         }
-        let now = clock.now
-        let replacement = SecretTokens.random()
-        return try request.answer(afterWriting: { [self] in try rotate(presented, replacement: replacement, now: now, in: $0) },
-                                  to: store) { [self] rotation in
+        let presentation = SessionIssuer.presentation(of: presented, by: .app, now: clock.now)
+        return try request.answer(afterWriting: { [sessionIssuer] in
+            try sessionIssuer.rotate(presentation, in: $0, refusingAnotherHoldersWith: APIError.invalidRefreshToken)
+        }, to: store) { [self] rotation in
             switch rotation {
-            case let .rotated(user, sessionIDHash):
-                return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
+            case let .rotated(user, sessionIDHash, refreshToken, _):
+                return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: refreshToken, isExistingMember: true)
             case .reused:
-                metrics.increment("bridge_refresh_reuse_total")
-                logger.warning("refresh_token_reused")
+                sessionIssuer.recordReuse()
                 throw APIError.refreshTokenReused
-            case .invalid:
+            case .sessionGone, .expiredOrUnknown:
                 throw APIError.invalidRefreshToken
             }
-        }
-    }
-
-    private enum Rotation: Sendable { case rotated(User, String), reused, invalid }
-
-    private func rotate(_ presented: String, replacement: String, now: Date, in transaction: any StoreTransaction) throws -> Rotation {
-        switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
-        case let .rotated(old):
-            // A refresh token issued to an OpenID client stays with that client (thrown: the rotation is undone).
-            guard try transaction.providerGrant(familyID: old.familyID) == nil else { throw APIError.invalidRefreshToken }
-            guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .invalid }
-            try transaction.insertRefreshToken(RefreshToken(
-                tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
-                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
-            return .rotated(user, session.idHash)
-        case let .reused(old):
-            // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
-            // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
-            try transaction.revokeRefreshFamily(old.familyID)
-            return .reused
-        case .expired, .unknown:
-            return .invalid
         }
     }
 

@@ -36,8 +36,11 @@ struct SharedServices {
                       retrier: exchangeRetrier)
     }
 
+    var sessionIssuer: SessionIssuer { SessionIssuer(metrics: metrics, logger: logger) }
+
     var signInService: SignInService {
-        SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, servicesID: configuration.servicesID,
+        SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
+                      servicesID: configuration.servicesID,
                       replayLeeway: apple.verifier.policy.leeway, metrics: metrics, logger: logger)
     }
 
