@@ -66,7 +66,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     let databasePath: String
     var port: Int { server.http.port }
     var simulatorPort: Int { simulatorHTTP.port }
-    var app: BridgeApp { server.app }
+    var app: ComposedService { server.app }
 
     init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
          transport: any AppleHTTPTransport = URLSessionTransport(timeout: 2), listener: ServerConfiguration? = nil) throws {
