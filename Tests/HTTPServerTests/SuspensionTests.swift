@@ -118,7 +118,7 @@ struct SuspensionTests {
     @Test("a handler that suspends but never takes its work back gets 500 and an error log line, not an endless loop")
     func workNotTakenBack() throws {
         let lines = Mutex<[String]>([])
-        let server = HTTPServer(configuration: Self.oneListenerThread(), responder: suspendingRouter(HeldWork()),
+        let server = MicroHTTPDListener(configuration: Self.oneListenerThread(), responder: suspendingRouter(HeldWork()),
                                 logger: Logger(sink: { line in lines.withLock { $0.append(line) } }))
         try server.start()
         defer { server.shutdown() }
@@ -133,7 +133,7 @@ struct SuspensionTests {
         let held = HeldWork()
         var configuration = Self.oneListenerThread()
         configuration.shutdownGraceSeconds = 0.3
-        let server = HTTPServer(configuration: configuration, responder: suspendingRouter(held), logger: .silent)
+        let server = MicroHTTPDListener(configuration: configuration, responder: suspendingRouter(held), logger: .silent)
         try server.start()
         let port = server.port
         let answer = Mutex<RawHTTPResponse?>(nil)

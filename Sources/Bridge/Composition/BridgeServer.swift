@@ -6,7 +6,7 @@ import Storage
 /// Everything `serve` and `dev` start: store, application, listener, and a sweeper for expired rows.
 public final class BridgeServer {
     public let app: ComposedService
-    public let http: HTTPServer
+    public let http: MicroHTTPDListener
     private let sweeper: Thread
 
     public init(configuration: BridgeConfiguration, resourcesDirectory: String,
@@ -27,7 +27,7 @@ public final class BridgeServer {
                 cores: ProcessInfo.processInfo.activeProcessorCount,
                 readsWaitOnAnotherProcess: store.readsWaitOnAnotherProcess)
         }
-        http = HTTPServer(configuration: listener, responder: app.routes.makeResponder(), logger: logger,
+        http = MicroHTTPDListener(configuration: listener, responder: app.routes.makeResponder(), logger: logger,
                           refusal: app.routes.refusalResponse)
         sweeper = Self.makeSweeper(store: store, app: app, clock: clock)
     }

@@ -71,7 +71,7 @@ public final class BridgeApp: Sendable {
     /// The listener's own refusals (413, 400, 429, 503), shaped like every other error and with the same security
     /// headers; their words come from the catalogs like every page's (in the default language: the listener answers
     /// before the request's headers are read).
-    public var refusalResponse: HTTPServer.Refusal {
+    public var refusalResponse: MicroHTTPDListener.Refusal {
         let (pages, policy, isHTTPS) = (pages, contentSecurityPolicy, configuration.isHTTPS)
         return { path, status, message in
             var response: Response

@@ -6,7 +6,7 @@ import Synchronization
 
 /// A local stand-in for https://appleid.apple.com: authorize page, JWKS, token and revoke
 /// endpoints, signing identity tokens with its own RSA keys. For development and tests only.
-public final class AppleIDSimulator: HTTPResponder, Sendable {
+public final class AppleIDStandIn: HTTPResponder, Sendable {
     public let issuer: String
     public let users: [SimulatedUser]
     let logger: Logger
