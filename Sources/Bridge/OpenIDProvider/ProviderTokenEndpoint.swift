@@ -120,7 +120,9 @@ struct ProviderTokenEndpoint: Sendable {
                            now: Date) throws -> (grant: Grant, familyID: String) {
         let opened = try sessionIssuer.open(new, user: user, flow: Self.sessionFlow, nonceVerified: true,
                                             in: transaction, now: now)
-        guard let (refreshToken, familyID) = opened.refresh else { preconditionFailure("a client's session has a refresh token") }
+        guard let (refreshToken, familyID) = opened.refresh else {
+            preconditionFailure("a client's session is opened with a refresh token")
+        }
         try transaction.insertProviderGrant(ProviderGrant(familyID: familyID, clientID: client.clientID, userID: user.id,
                                                           scope: scope, authTime: authTime, createdAt: now))
         let scopes = scope.split(separator: " ").map(String.init)

@@ -120,6 +120,7 @@ struct AppleRedirect: Sendable {
         }
         metrics.increment("bridge_callback_rejections_total", ["reason": "user_cancelled"])
         logger.info("sign_in_cancelled")
-        return WebErrorPresenter(pages: pages).page(WebErrorPresenter.Description(status: 200, reasonCode: "user_cancelled", wordingCode: "cancelled"))
+        return WebErrorPresenter(pages: pages)
+            .page(WebErrorPresenter.Description(status: 200, reasonCode: "user_cancelled", wordingCode: "cancelled"))
     }
 }
