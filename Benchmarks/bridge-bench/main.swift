@@ -16,8 +16,8 @@ let directory = NSTemporaryDirectory() + "bridge-bench-\(UUID().uuidString)"
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: directory) }
 
-let simulator = try AppleIDSimulator()
-let simulatorHTTP = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
+let simulator = try AppleIDStandIn()
+let simulatorHTTP = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
 try simulatorHTTP.start()
 let port = 18_200 + Int.random(in: 0..<500)
 let configuration = try BridgeConfiguration(values: [

@@ -27,7 +27,7 @@ struct Preparation {
         let bindingCookie: String
     }
 
-    func run(simulator: AppleIDSimulator) throws {
+    func run(simulator: AppleIDStandIn) throws {
         let started = Date()
         let made = Outputs(files: files)
         let failures = Outputs(files: 1)
@@ -62,7 +62,7 @@ struct Preparation {
         "10.\((index >> 16) & 255).\((index >> 8) & 255).\(index & 255)"
     }
 
-    func makeSignIn(index: Int, connection: KeepAliveConnection, simulator: AppleIDSimulator) throws -> [UInt8] {
+    func makeSignIn(index: Int, connection: KeepAliveConnection, simulator: AppleIDStandIn) throws -> [UInt8] {
         let client = Self.clientAddress(index)
         let page = try login(connection: connection, client: client)
         let token = try simulator.mintIdentityToken(IdentityTokenClaims(

@@ -64,8 +64,8 @@ func prepare(_ options: Options) -> Never {
     let directory = options.string("out")
     let cores = ProcessInfo.processInfo.activeProcessorCount
     do {
-        let simulator = try AppleIDSimulator()
-        let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
+        let simulator = try AppleIDStandIn()
+        let listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
                                   responder: simulator, logger: .silent)
         try listener.start()
         try "\(listener.port)\n".write(toFile: directory + "/simulator-port.tmp", atomically: false, encoding: .utf8)

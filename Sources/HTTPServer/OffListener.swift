@@ -15,7 +15,7 @@ public struct OffListenerRequired: Error, Sendable, CustomStringConvertible {
 /// A bounded pool of worker threads for requests moved off the listener. A slot is reserved before the
 /// connection is suspended, so a full pool is answered at once (503) instead of queueing without bound.
 final class OffListenerPool: Sendable {
-    private let workers: WorkerThreads
+    private let workers: WorkerPool
     /// Jobs running, queued or reserved, and whether the pool stopped.
     private let slots = Mutex<(taken: Int, stopped: Bool)>((0, false))
     let maxWorkers: Int
@@ -24,7 +24,7 @@ final class OffListenerPool: Sendable {
     init(maxWorkers: Int, maxQueued: Int) {
         self.maxWorkers = max(1, maxWorkers)
         self.maxQueued = max(0, maxQueued)
-        workers = WorkerThreads(maxThreads: self.maxWorkers, name: "off-listener")
+        workers = WorkerPool(maxThreads: self.maxWorkers, name: "off-listener")
     }
 
     /// Promises room for one job; false when every worker is busy and the queue is full, or the pool stopped.

@@ -1,7 +1,7 @@
 /// Limits and addresses of one HTTP listener.
 public struct ServerConfiguration: Sendable {
     public var host: String
-    /// 0 picks a free port; read it back from `HTTPServer.port`.
+    /// 0 picks a free port; read it back from `MicroHTTPDListener.port`.
     public var port: Int
     /// Listener threads; 0 picks `defaultListenerThreads(cores:readsWaitOnAnotherProcess:)` for a server whose reads
     /// wait on another process.

@@ -46,7 +46,7 @@ public final class PostgresStore: Store {
     }
     /// Run the writes of callers that must not wait for the database's round trips: one thread per pooled
     /// connection (more would only wait for a connection).
-    private let writeWorkers: WorkerThreads
+    private let writeWorkers: WorkerPool
 
     /// Connects once (so a wrong URL or an unreachable server is reported now) and keeps
     /// that connection in the pool. Call `migrate()` before use.
@@ -55,7 +55,7 @@ public final class PostgresStore: Store {
             throw StoreError.invalidArgument("the PostgreSQL pool needs at least one connection (got \(poolSize))")
         }
         self.url = url
-        writeWorkers = WorkerThreads(maxThreads: poolSize, name: "postgres-write")
+        writeWorkers = WorkerPool(maxThreads: poolSize, name: "postgres-write")
         let defaults = Self.connectionDefaults(environment: ProcessInfo.processInfo.environment)
         pool = PostgresConnectionPool(capacity: poolSize, waitLimit: Self.poolWaitSeconds) { () throws(PostgresFailure) in
             let connection = try PostgresConnection(conninfo: url.connectionString, defaults: defaults)

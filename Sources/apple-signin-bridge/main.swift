@@ -105,7 +105,7 @@ func resources() -> String {
 }
 
 /// Runs until SIGINT/SIGTERM, then shuts down gracefully and exits 0.
-func run(_ server: BridgeServer, extra: [HTTPServer] = [], banner: String? = nil) -> Never {
+func run(_ server: BridgeServer, extra: [MicroHTTPDListener] = [], banner: String? = nil) -> Never {
     let configuration = server.app.configuration
     do {
         try server.start()
@@ -144,7 +144,7 @@ func dev() -> Never {
     ]
     // Read once without the simulator to learn the port (environment or --config) and whether Apple is named.
     let preliminary = loadConfiguration(mode: .development, defaults: defaults)
-    var simulatorServer: HTTPServer?
+    var simulatorServer: MicroHTTPDListener?
     if preliminary.appleIDURL == "https://appleid.apple.com" {
         let listener = startSimulator(bridgePort: preliminary.port,
                                       callbackDestinations: [preliminary.redirectURI: preliminary.signInDestinationSources])
@@ -163,11 +163,11 @@ func dev() -> Never {
 
 /// The simulator on SIMULATOR_PORT from the environment, else the bridge's port + 1.
 /// `callbackDestinations`: where the bridge's answer to the simulator's form post may send the browser on.
-func startSimulator(bridgePort port: Int, callbackDestinations: [String: [String]]) -> HTTPServer {
+func startSimulator(bridgePort port: Int, callbackDestinations: [String: [String]]) -> MicroHTTPDListener {
     let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
     do {
-        let simulator = try AppleIDSimulator(callbackDestinations: callbackDestinations, logger: logger)
-        let listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
+        let simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations, logger: logger)
+        let listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
                                   responder: simulator, logger: logger)
         try listener.start()
         logger.info("simulator_listening", ["url": "http://127.0.0.1:\(listener.port)"])

@@ -16,17 +16,17 @@ final class RunningSimulator: Sendable {
         ("scope", "name email"), ("response_mode", "form_post"), ("state", "state-123"), ("nonce", "nonce-456"),
     ]
 
-    let simulator: AppleIDSimulator
-    let server: HTTPServer
+    let simulator: AppleIDStandIn
+    let server: MicroHTTPDListener
     var port: Int { server.port }
 
     init(clock: TestClock? = nil, callbackDestinations: [String: [String]] = [:]) throws {
         if let clock {
-            simulator = try AppleIDSimulator(callbackDestinations: callbackDestinations, clock: { clock.now })
+            simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations, clock: { clock.now })
         } else {
-            simulator = try AppleIDSimulator(callbackDestinations: callbackDestinations)
+            simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations)
         }
-        server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
+        server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
                             logger: .silent)
         try server.start()
     }

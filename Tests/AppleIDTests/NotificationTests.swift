@@ -119,7 +119,7 @@ extension AppleIDTests {
                 try verify(JSONValue.object(["payload": .string(tampered)]).serialized())
             }
 
-            let forger = try AppleIDSimulator()
+            let forger = try AppleIDStandIn()
             let forged = try forger.mintNotification(type: "account-delete", subject: SimulatedUser.ada.sub,
                                                      audience: SimulatorFixture.bundleID)
             #expect(throws: TokenRejection.unknownKeyID(forger.currentKeyID)) { try verify(forged) }

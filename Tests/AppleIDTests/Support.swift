@@ -88,8 +88,8 @@ final class SimulatorFixture: Sendable {
     static let bundleID = "com.example.app"
     static let redirectURI = "https://bridge.example.com/apple_redirect"
 
-    let simulator: AppleIDSimulator
-    let server: HTTPServer
+    let simulator: AppleIDStandIn
+    let server: MicroHTTPDListener
     let transport: CountingTransport
     let key: AppleClientKey
     /// The same key as `key`, for secrets that differ from it in one claim only.
@@ -101,8 +101,8 @@ final class SimulatorFixture: Sendable {
     var baseURL: String { "http://127.0.0.1:\(server.port)" }
 
     init(registerKey: Bool = true) throws {
-        simulator = try AppleIDSimulator()
-        server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
+        simulator = try AppleIDStandIn()
+        server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
                             logger: .silent)
         try server.start()
         // The key goes through the file loader, as in production.

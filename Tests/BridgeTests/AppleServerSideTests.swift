@@ -250,7 +250,7 @@ struct AppleServerSideTests {
         func forged() throws {
             let harness = try BridgeHarness()
             #expect(try TestBrowser(harness).signIn(user: .ada).status == 303)
-            let other = try AppleIDSimulator()  // another key: a forger's
+            let other = try AppleIDStandIn()  // another key: a forger's
             let forged = try other.mintNotification(type: "account-delete", subject: SimulatedUser.ada.sub,
                                                     audience: BridgeHarness.servicesID)
             let refused = try post(harness, forged)

@@ -40,13 +40,13 @@ func freeLoopbackPort() -> Int {
 
 /// The Apple ID simulator alone on a free loopback port, stopped when the value goes away.
 final class RunningSimulator {
-    let simulator: AppleIDSimulator
-    private let listener: HTTPServer
+    let simulator: AppleIDStandIn
+    private let listener: MicroHTTPDListener
     var url: String { "http://127.0.0.1:\(listener.port)" }
 
     init() throws {
-        simulator = try AppleIDSimulator()
-        listener = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
+        simulator = try AppleIDStandIn()
+        listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
         try listener.start()
     }
 
@@ -58,25 +58,25 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     static let servicesID = "com.example.web"
     static let bundleID = "com.example.app"
 
-    let simulator: AppleIDSimulator
-    let simulatorHTTP: HTTPServer
+    let simulator: AppleIDStandIn
+    let simulatorHTTP: MicroHTTPDListener
     let server: BridgeServer
     let clock = TestClock()
     let directory: String
     let databasePath: String
     var port: Int { server.http.port }
     var simulatorPort: Int { simulatorHTTP.port }
-    var app: BridgeApp { server.app }
+    var app: ComposedService { server.app }
 
     init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
          transport: any AppleHTTPTransport = URLSessionTransport(timeout: 2), listener: ServerConfiguration? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
-        simulator = try AppleIDSimulator()
+        simulator = try AppleIDStandIn()
         // A simulator not started yet still has its port reserved, so it can come up later ("Apple is back").
         let reserved = startSimulator ? 0 : freeLoopbackPort()
-        simulatorHTTP = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: reserved),
+        simulatorHTTP = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: reserved),
                                    responder: simulator, logger: .silent)
         if startSimulator { try simulatorHTTP.start() }
         let simulatorURL = "http://127.0.0.1:\(startSimulator ? simulatorHTTP.port : reserved)"

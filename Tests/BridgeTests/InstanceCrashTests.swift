@@ -34,7 +34,7 @@ struct InstanceCrashTests {
 
     /// One web sign-in as a browser sends it: `GET /login`, an identity token for its nonce from the stand-in for
     /// Apple, the form_post. Returns the session cookie (`name=value`) of a 303, nil for any other answer.
-    static func signIn(port: Int, number: Int, simulator: AppleIDSimulator) throws -> String? {
+    static func signIn(port: Int, number: Int, simulator: AppleIDStandIn) throws -> String? {
         let client = [("X-Forwarded-For", "10.9.\(number / 250 % 250).\(number % 250)")]
         let login = try RawHTTPClient.request(port: port, path: "/login", headers: client)
         guard login.status == 200 else { return nil }
@@ -57,8 +57,8 @@ struct InstanceCrashTests {
     func killSQLiteInstance() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let simulator = try AppleIDSimulator()
-        let apple = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
+        let simulator = try AppleIDStandIn()
+        let apple = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
         try apple.start()
         defer { apple.shutdown() }
         let environment = [
@@ -112,8 +112,8 @@ struct InstanceCrashTests {
         let connection = try PostgresConnection(conninfo: admin.connectionString, defaults: [:])
         try connection.execute("CREATE DATABASE \(name)")
         defer { try? connection.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-        let simulator = try AppleIDSimulator()
-        let apple = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
+        let simulator = try AppleIDStandIn()
+        let apple = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
         try apple.start()
         defer { apple.shutdown() }
         let environment = [

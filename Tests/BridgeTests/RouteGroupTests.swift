@@ -83,7 +83,7 @@ struct RouteGroupTests {
           arguments: [400, 413, 429, 503])
     func listenerRefusals(status: Int) throws {
         let harness = try BridgeHarness()
-        let refuse = harness.app.refusalResponse
+        let refuse = harness.app.routes.refusalResponse
         for path in ["/oauth/token", "/oauth/nosuch", "/.well-known/openid-configuration"] {
             let response = refuse(path, status, "Refused.")
             #expect(response.status == status, "\(path)")
@@ -117,9 +117,9 @@ struct RouteGroupTests {
     func preflightsFollowTheRoutes() throws {
         let origin = "https://app.example.com"
         let harness = try BridgeHarness(["BRIDGE_CORS_ORIGINS": origin])
-        let api = harness.app.groups.api.group
+        let api = harness.app.routes.groups.api.group
         var methods: [String: Set<String>] = [:]
-        for registration in harness.app.router.registrations where registration.group === api && registration.method != "OPTIONS" {
+        for registration in harness.app.routes.router.registrations where registration.group === api && registration.method != "OPTIONS" {
             methods[registration.path, default: []].insert(registration.method)
         }
         #expect(Set(methods.keys) == ["/api/auth/nonce", "/api/auth/apple", "/api/auth/refresh", "/api/auth/logout", "/api/me"])
@@ -146,7 +146,7 @@ struct RouteGroupTests {
 
     /// A route whose handler suspends on a real group-committed write and knows nothing of resuming: answered by
     /// the rest of its work, or with that rest's error in its group's shape.
-    static func suspendingRoutes(_ app: BridgeApp, failing: Bool) -> Router {
+    static func suspendingRoutes(_ app: ComposedService, failing: Bool) -> Router {
         let store = app.store
         let handler: Router.Handler = { request in
             try request.answer(afterWriting: { _ in request.path }, to: store) { path in
@@ -154,7 +154,7 @@ struct RouteGroupTests {
                 return .text("written for \(path)")
             }
         }
-        let groups = app.groups
+        let groups = app.routes.groups
         var router = Router(fallback: groups.web.group)
         router.add("GET", "/page", groups.web.page(handler))
         router.add("POST", "/callback", groups.appleCallbacks.formPost { request, _ in try handler(request) })
@@ -174,7 +174,7 @@ struct RouteGroupTests {
         let harness = try BridgeHarness()
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
         configuration.threadPoolSize = 1
-        let server = HTTPServer(configuration: configuration, responder: Self.suspendingRoutes(harness.app, failing: false),
+        let server = MicroHTTPDListener(configuration: configuration, responder: Self.suspendingRoutes(harness.app, failing: false),
                                 logger: .silent)
         try server.start()
         defer { server.shutdown() }
@@ -192,7 +192,7 @@ struct RouteGroupTests {
         let harness = try BridgeHarness()
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
         configuration.threadPoolSize = 1
-        let server = HTTPServer(configuration: configuration, responder: Self.suspendingRoutes(harness.app, failing: true),
+        let server = MicroHTTPDListener(configuration: configuration, responder: Self.suspendingRoutes(harness.app, failing: true),
                                 logger: .silent)
         try server.start()
         defer { server.shutdown() }

@@ -32,7 +32,8 @@ struct SignInServiceTests {
                                           isRequired: requireCodeExchange, metrics: metrics, logger: logger)
             let fixed = now
             service = SignInService(store: store, clock: WallClock { fixed }, vault: AppleTokenVault(key: SecureRandom.bytes(32)),
-                                    exchanger: exchanger, servicesID: SignInServiceTests.servicesID, replayLeeway: 60,
+                                    exchanger: exchanger, sessionIssuer: SessionIssuer(metrics: metrics, logger: logger),
+                                    servicesID: SignInServiceTests.servicesID, replayLeeway: 60,
                                     metrics: metrics, logger: logger)
         }
 
@@ -96,7 +97,7 @@ struct SignInServiceTests {
         let now = fixture.now
         let stored = try fixture.store.read { try $0.session(idHash: SecretTokens.digest(signedIn.sessionID), now: now) }
         #expect(stored?.session.signInFlow == .web)
-        #expect(stored?.session.expiresAt == now.addingTimeInterval(SignInService.browserSessionLifetime))
+        #expect(stored?.session.expiresAt == now.addingTimeInterval(SessionIssuer.browserSessionLifetime))
         #expect(stored?.session.nonceVerified == true)
     }
 
@@ -130,7 +131,7 @@ struct SignInServiceTests {
         let now = fixture.now
         let stored = try fixture.store.read { try $0.session(idHash: signedIn.sessionIDHash, now: now) }
         #expect(stored?.session.signInFlow == .api)
-        #expect(stored?.session.expiresAt == now.addingTimeInterval(SignInService.appSessionLifetime))
+        #expect(stored?.session.expiresAt == now.addingTimeInterval(SessionIssuer.appSessionLifetime))
         let again = fixture.failure(fixture.api(nonce: nonce))
         #expect(again == .nonceAlreadyUsed)
     }

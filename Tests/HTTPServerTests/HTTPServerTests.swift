@@ -5,8 +5,8 @@ import TestSupport
 
 /// Starts a real listener on a free loopback port for the duration of `body`.
 func withServer<T>(_ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
-                   responder: some HTTPResponder, _ body: (HTTPServer) throws -> T) throws -> T {
-    let server = HTTPServer(configuration: configuration, responder: responder, logger: .silent)
+                   responder: some HTTPResponder, _ body: (MicroHTTPDListener) throws -> T) throws -> T {
+    let server = MicroHTTPDListener(configuration: configuration, responder: responder, logger: .silent)
     try server.start()
     defer { server.shutdown() }
     return try body(server)
@@ -123,7 +123,7 @@ struct HTTPServerTests {
 
     @Test("graceful shutdown lets an in-flight request finish, then refuses new connections")
     func gracefulShutdown() throws {
-        let server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
+        let server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
                                 responder: testRouter(), logger: .silent)
         try server.start()
         let port = server.port
@@ -172,9 +172,9 @@ struct HTTPServerTests {
     @Test("refuses a start on a port already in use, naming the address")
     func portInUse() throws {
         try withServer(responder: testRouter()) { server in
-            let second = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: server.port),
+            let second = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: server.port),
                                     responder: testRouter(), logger: .silent)
-            #expect(throws: HTTPServer.StartError.self) { try second.start() }
+            #expect(throws: MicroHTTPDListener.StartError.self) { try second.start() }
             let message = (try? second.start()).map { _ in "" } ?? "cannot listen on 127.0.0.1:\(server.port)"
             #expect(message.hasPrefix("cannot listen on 127.0.0.1:"))
         }

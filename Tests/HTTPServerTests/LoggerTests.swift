@@ -35,7 +35,7 @@ struct LoggerTests {
     @Test("a request path with %0d%0a writes one log line through a real server")
     func forgedPathThroughServer() throws {
         let log = LogLines()
-        let server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
+        let server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
                                 responder: testRouter(), logger: log.logger)
         try server.start()
         let path = "/x%0d%0atime=2026-01-01T00:00:00.000Z%20level=info%20event=account_deleted%20member=1"

@@ -125,7 +125,7 @@ struct OffListenerTests {
     @Test("a responder that asks to move off the listener while already off it is a logged 500")
     func offListenerTwice() throws {
         let log = LogLines()
-        let server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
+        let server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
                                 responder: offListenerRouter(), logger: log.logger)
         try server.start()
         let answer = try RawHTTPClient.request(port: server.port, path: "/always-off")
@@ -150,7 +150,7 @@ struct OffListenerTests {
     func shutdownDrains() throws {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
         configuration.shutdownGraceSeconds = 1.5
-        let server = HTTPServer(configuration: configuration, responder: offListenerRouter(), logger: .silent)
+        let server = MicroHTTPDListener(configuration: configuration, responder: offListenerRouter(), logger: .silent)
         try server.start()
         let port = server.port
         let results = Mutex_Results(count: 2)

@@ -49,7 +49,7 @@ struct PeerAddressTests {
     @Test("an IPv6 peer is written as inet_ntop writes it")
     func ipv6() throws {
         let configuration = ServerConfiguration(host: "::1", port: 0)
-        let server = HTTPServer(configuration: configuration, responder: EchoPeer(), logger: .silent)
+        let server = MicroHTTPDListener(configuration: configuration, responder: EchoPeer(), logger: .silent)
         do {
             try server.start()
         } catch {

@@ -161,7 +161,7 @@ struct SuspensionTests {
             if request.path == "/fast" { return .text("fast") }
             return try request.answer(afterStarting: { done in done(.success("never seen")) }) { outcome in .text(try outcome.get()) }
         }
-        let server = HTTPServer(configuration: Self.oneListenerThread(), responder: responder,
+        let server = MicroHTTPDListener(configuration: Self.oneListenerThread(), responder: responder,
                                 logger: Logger(sink: { line in lines.withLock { $0.append(line) } }))
         try server.start()
         defer { server.shutdown() }
@@ -176,7 +176,7 @@ struct SuspensionTests {
         let held = HeldWork()
         var configuration = Self.oneListenerThread()
         configuration.shutdownGraceSeconds = 0.3
-        let server = HTTPServer(configuration: configuration, responder: suspendingRouter(held), logger: .silent)
+        let server = MicroHTTPDListener(configuration: configuration, responder: suspendingRouter(held), logger: .silent)
         try server.start()
         let port = server.port
         let answer = Mutex<RawHTTPResponse?>(nil)

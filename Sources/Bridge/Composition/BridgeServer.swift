@@ -5,30 +5,30 @@ import Storage
 
 /// Everything `serve` and `dev` start: store, application, listener, and a sweeper for expired rows.
 public final class BridgeServer {
-    public let app: BridgeApp
-    public let http: HTTPServer
+    public let app: ComposedService
+    public let http: MicroHTTPDListener
     private let sweeper: Thread
 
     public init(configuration: BridgeConfiguration, resourcesDirectory: String,
                 transport: any AppleHTTPTransport = URLSessionTransport(), clock: WallClock = .system,
                 logger: Logger = Logger(), server: ServerConfiguration? = nil, signInRequestsPerMinute: Int = 600) throws {
-        app = try CompositionRoot.application(configuration: configuration, resourcesDirectory: resourcesDirectory,
-                                              transport: transport, clock: clock, logger: logger,
-                                              signInRequestsPerMinute: signInRequestsPerMinute)
-        let store = app.store
+        app = try CompositionRoot.compose(configuration: configuration, resourcesDirectory: resourcesDirectory,
+                                          transport: transport, clock: clock, logger: logger,
+                                          signInRequestsPerMinute: signInRequestsPerMinute)
+        let (store, clientAddresses) = (app.store, app.clientAddresses)
         var listener = server ?? ServerConfiguration()
         listener.host = app.configuration.host
         listener.port = app.configuration.port
         // The listener's per-client cap counts clients behind the proxies BRIDGE_TRUSTED_PROXIES names.
-        listener.trustsForwardedFor = app.isTrustedProxy
-        listener.forwardedClientKey = app.clientLimitKey
+        listener.trustsForwardedFor = { clientAddresses.isTrustedProxy($0) }
+        listener.forwardedClientKey = { clientAddresses.limitKey(peer: $0, forwardedFor: $1) }
         if listener.threadPoolSize <= 0 {
             listener.threadPoolSize = ServerConfiguration.defaultListenerThreads(
                 cores: ProcessInfo.processInfo.activeProcessorCount,
                 readsWaitOnAnotherProcess: store.readsWaitOnAnotherProcess)
         }
-        http = HTTPServer(configuration: listener, responder: app.makeResponder(), logger: logger,
-                          refusal: app.refusalResponse)
+        http = MicroHTTPDListener(configuration: listener, responder: app.routes.makeResponder(), logger: logger,
+                          refusal: app.routes.refusalResponse)
         sweeper = Self.makeSweeper(store: store, app: app, clock: clock)
     }
 
@@ -38,7 +38,7 @@ public final class BridgeServer {
     /// Housekeeping: expired rows and idle rate-limit buckets, by whichever instance holds the sweeper's lease (it
     /// renews it every round, so another takes over within 1.5 rounds if that instance stops); and Apple revocations
     /// that failed before (retried with backoff), which every instance claims from the shared queue item by item.
-    private static func makeSweeper(store: any Store, app: BridgeApp, clock: WallClock) -> Thread {
+    private static func makeSweeper(store: any Store, app: ComposedService, clock: WallClock) -> Thread {
         let holder = UUID().uuidString
         return Thread {
             while !Thread.current.isCancelled {

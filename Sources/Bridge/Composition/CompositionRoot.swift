@@ -1,15 +1,17 @@
 import AppleID
 import Foundation
 import HTTPServer
+import OpenIDProvider
 import Storage
 
-/// The one place the service is put together: configuration → store → keys → verifier → application.
-/// `serve` and `dev` take all of it (through `BridgeServer`); `doctor` and `verify-token` take the steps they need.
+/// The one place the service is put together: configuration → store → keys → verifier → services → handlers →
+/// route groups → route table, each built once and handed to what uses it. `serve` and `dev` take all of it
+/// (through `BridgeServer`); `doctor`, `verify-token` and `provider-key` take the steps they need.
 public enum CompositionRoot {
-    /// The application, ready for a listener: secret key, store (migrated), Apple's services, routes.
-    static func application(configuration: BridgeConfiguration, resourcesDirectory: String,
-                            transport: any AppleHTTPTransport, clock: WallClock, logger: Logger,
-                            signInRequestsPerMinute: Int) throws -> BridgeApp {
+    /// The whole service, ready for a listener.
+    static func compose(configuration: BridgeConfiguration, resourcesDirectory: String,
+                        transport: any AppleHTTPTransport, clock: WallClock, logger: Logger,
+                        signInRequestsPerMinute: Int) throws -> ComposedService {
         var configuration = configuration
         if configuration.secretKey == nil {
             configuration.secretKey = try DevelopmentSecret.loadOrCreate(at: "data/dev-secret.key")
@@ -17,9 +19,90 @@ public enum CompositionRoot {
         let store = try openStore(configuration, logger: logger)
         let apple = appleServices(configuration, clientKey: try clientKey(configuration), transport: transport,
                                   clock: clock, logger: logger, codeExchangeAttempts: 2)
-        return try BridgeApp(configuration: configuration, store: store, apple: apple,
-                             resourcesDirectory: resourcesDirectory, clock: clock, logger: logger,
-                             signInRequestsPerMinute: signInRequestsPerMinute)
+        guard let secretKey = configuration.secretKey else { throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing") }
+        let secrets = try ServerSecrets(secretKey: secretKey)
+        let publicDirectory = resourcesDirectory + "/Public"
+        let logo = try SiteLogo.load(configuration.site.logoPath, publicDirectory: publicDirectory)
+        let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development,
+                              branding: Branding(siteName: configuration.site.siteName, logoURL: logo?.url))
+        let metrics = Metrics()
+        let clientAddresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
+        let rateLimit = SignInRateLimit(perMinute: signInRequestsPerMinute, store: store, clock: clock,
+                                        clientAddresses: clientAddresses)
+        let sessions = BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey, cookieNames: configuration.cookieNames)
+        let providerKeys = try ProviderKeyRing(store: store, sealingKey: secrets.providerKeySealingKey, clock: clock)
+        let accessTokens = AccessTokens(keys: providerKeys, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime)
+        let returnDestination = ReturnDestination(key: secrets.returnDestinationKey, policy: configuration.site.returnURLs)
+        let vault = AppleTokenVault(key: secrets.appleTokenKey)
+
+        // Signing in: one exchanger (it holds the queue of exchanges to retry), one sign-in transaction, one rule
+        // for sessions and their refresh tokens.
+        let retrier = configuration.requireCodeExchange ? nil : apple.tokenClient.map {
+            CodeExchangeRetrier(client: $0, store: store, vault: vault, metrics: metrics, logger: logger)
+        }
+        let exchanger = CodeExchanger(client: apple.tokenClient, servicesID: configuration.servicesID,
+                                      redirectURI: configuration.redirectURI, isRequired: configuration.requireCodeExchange,
+                                      metrics: metrics, logger: logger, retrier: retrier)
+        let sessionIssuer = SessionIssuer(metrics: metrics, logger: logger)
+        let signIn = IdentityTokenSignIn(
+            verifier: apple.verifier, exchanger: exchanger,
+            service: SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
+                                   servicesID: configuration.servicesID, replayLeeway: apple.verifier.policy.leeway,
+                                   metrics: metrics, logger: logger),
+            requireNonce: configuration.requireNonce)
+        let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
+                                              metrics: metrics, logger: logger)
+
+        // The handlers.
+        let login = LoginPage(configuration: configuration, store: store, clock: clock, pages: pages, rateLimit: rateLimit,
+                              metrics: metrics, returnDestination: returnDestination)
+        let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: store, clock: clock,
+                                                              login: login, rateLimit: rateLimit, pages: pages,
+                                                              metrics: metrics, logger: logger)
+        let clients = ProviderClientAuthentication(clients: configuration.clients)
+        let endpoints = Endpoints(
+            login: login,
+            appleRedirect: AppleRedirect(
+                store: store, clock: clock, signIn: signIn,
+                landing: SignedInLanding(sessions: sessions, returnDestination: returnDestination,
+                                         afterSignInURL: configuration.site.afterSignInURL),
+                pages: pages, metrics: metrics, logger: logger, provider: providerAuthorization),
+            sessionPages: SessionPages(store: store, cookieNames: configuration.cookieNames, pages: pages,
+                                       accountDeletion: accountDeletion, logger: logger),
+            nativeAPI: NativeAPI(store: store, clock: clock, signIn: signIn, sessionIssuer: sessionIssuer,
+                                 accessTokens: accessTokens, accountDeletion: accountDeletion, metrics: metrics, logger: logger),
+            appleNotifications: AppleNotifications(verifier: apple.notifications, store: store, clock: clock,
+                                                   metrics: metrics, logger: logger),
+            staticFiles: try StaticFiles(directory: publicDirectory),
+            providerAuthorization: providerAuthorization,
+            providerTokens: ProviderTokenEndpoint(store: store, clock: clock, clientAuthentication: clients,
+                                                  accessTokens: accessTokens, idTokens: ProviderTokens(issuer: configuration.publicURL),
+                                                  keys: providerKeys, sessionIssuer: sessionIssuer, rateLimit: rateLimit,
+                                                  metrics: metrics, logger: logger),
+            providerUserinfo: ProviderUserinfo(store: store, clock: clock, accessTokens: accessTokens,
+                                               clientAuthentication: clients, logger: logger))
+
+        // The route groups: the paths each owns, its error shape, session and CSRF, rate limit, Bearer
+        // authentication, CORS.
+        let pageAnswers = PageAnswers(errors: ErrorMapping(presenter: WebErrorPresenter(pages: pages), logger: logger),
+                                      languages: pages.catalogs.negotiation)
+        let jsonErrors = ErrorMapping(presenter: JSONErrorPresenter(), logger: logger)
+        let web = WebPageGroup(answers: pageAnswers, sessions: sessions)
+        let groups = RouteGroups(
+            web: web,
+            api: JSONAPIGroup(errors: jsonErrors, rateLimit: rateLimit,
+                              bearer: BearerAuthentication(accessTokens: accessTokens, store: store, clock: clock),
+                              cors: CORSPolicy(origins: Set(configuration.corsOrigins))),
+            appleCallbacks: AppleCallbackGroup(pages: pageAnswers, jsonErrors: jsonErrors, metrics: metrics, logger: logger),
+            operations: OperationsGroup(errors: ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger),
+                                        pages: pageAnswers),
+            openIDProvider: OpenIDProviderGroup(errors: ErrorMapping(presenter: OAuthErrorPresenter(), logger: logger),
+                                                pages: web))
+
+        let routes = BridgeApp(configuration: configuration, metrics: metrics, keys: apple.keys, groups: groups,
+                               endpoints: endpoints, pages: pages, logo: logo)
+        return ComposedService(configuration: configuration, store: store, apple: apple, metrics: metrics, routes: routes,
+                               clientAddresses: clientAddresses, accountDeletion: accountDeletion)
     }
 
     /// The configured store, with every migration applied.

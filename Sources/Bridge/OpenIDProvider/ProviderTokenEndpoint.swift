@@ -18,6 +18,7 @@ struct ProviderTokenEndpoint: Sendable {
     let accessTokens: AccessTokens
     let idTokens: ProviderTokens
     let keys: ProviderKeyRing
+    let sessionIssuer: SessionIssuer
     /// Shared with /login and the JSON API's sign-in endpoints: a grant writes rows too.
     let rateLimit: SignInRateLimit
     let metrics: Metrics
@@ -57,8 +58,7 @@ struct ProviderTokenEndpoint: Sendable {
                     metrics.increment("bridge_oidc_code_replays_total")
                     logger.warning("oidc_code_replayed", ["client_id": clientID])
                 case .refreshToken:
-                    metrics.increment("bridge_refresh_reuse_total")
-                    logger.warning("refresh_token_reused", ["flow": Self.sessionFlow])
+                    sessionIssuer.recordReuse(flow: Self.sessionFlow)
                 }
             }
             let grant = try outcome.get()
@@ -76,6 +76,7 @@ struct ProviderTokenEndpoint: Sendable {
         let now = clock.now
         let codeHash = SecretTokens.digest(code)
         let verifier = form["code_verifier"]
+        let newSession = SessionIssuer.newSession(withRefreshToken: true)  // made once: the write may run twice
         return { [self] transaction in
             switch try transaction.redeemAuthorizationCode(codeHash: codeHash, now: now) {
             case .unknown, .expired:
@@ -91,7 +92,7 @@ struct ProviderTokenEndpoint: Sendable {
                     return .failure(refusal)
                 }
                 guard let user = try transaction.user(id: record.userID) else { return .failure(.invalidGrant("the account is gone")) }
-                let grant = try openGrant(user: user, client: client, scope: record.scope, authTime: record.authTime,
+                let grant = try openGrant(newSession, user: user, client: client, scope: record.scope, authTime: record.authTime,
                                           nonce: record.nonce, in: transaction, now: now)
                 try transaction.setAuthorizationCodeFamily(codeHash: codeHash, familyID: grant.familyID)
                 return .success(grant.grant)
@@ -113,52 +114,42 @@ struct ProviderTokenEndpoint: Sendable {
     }
 
     /// A session for the client, and the first refresh token of a new family recorded as this client's.
-    private func openGrant(user: User, client: OpenIDClient, scope: String, authTime: Date, nonce: String?,
-                           in transaction: any StoreTransaction, now: Date) throws -> (grant: Grant, familyID: String) {
-        let sessionID = SecretTokens.random()
-        let session = Session(idHash: SecretTokens.digest(sessionID), userID: user.id, flow: Self.sessionFlow,
-                              nonceVerified: true, createdAt: now,
-                              expiresAt: now.addingTimeInterval(SignInService.appSessionLifetime))
-        try transaction.insertSession(session)
-        let (refreshToken, familyID) = (SecretTokens.random(), SecretTokens.random())
-        try transaction.insertRefreshToken(RefreshToken(
-            tokenHash: SecretTokens.digest(refreshToken), familyID: familyID, sessionIDHash: session.idHash,
-            userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+    private func openGrant(_ new: SessionIssuer.NewSession, user: User, client: OpenIDClient, scope: String,
+                           authTime: Date, nonce: String?, in transaction: any StoreTransaction,
+                           now: Date) throws -> (grant: Grant, familyID: String) {
+        let opened = try sessionIssuer.open(new, user: user, flow: Self.sessionFlow, nonceVerified: true,
+                                            in: transaction, now: now)
+        guard let (refreshToken, familyID) = opened.refresh else {
+            preconditionFailure("a client's session is opened with a refresh token")
+        }
         try transaction.insertProviderGrant(ProviderGrant(familyID: familyID, clientID: client.clientID, userID: user.id,
                                                           scope: scope, authTime: authTime, createdAt: now))
         let scopes = scope.split(separator: " ").map(String.init)
-        return (Grant(user: user, sessionIDHash: session.idHash, refreshToken: refreshToken, scopes: scopes, nonce: nonce,
-                      authTime: authTime), familyID)
+        return (Grant(user: user, sessionIDHash: opened.session.idHash, refreshToken: refreshToken, scopes: scopes,
+                      nonce: nonce, authTime: authTime), familyID)
     }
 
     private func refresh(_ form: FormFields, client: OpenIDClient) throws -> GrantTransaction {
         guard let presented = form["refresh_token"], !presented.isEmpty else {
             throw OAuthRefusal.invalidRequest("refresh_token is missing")
         }
-        let now = clock.now
-        let replacement = SecretTokens.random()
-        return { [self] transaction in
-            switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
-            case let .rotated(old):
-                // Thrown, not returned: the rotation must not stand when the token is not this client's.
-                guard let grant = try transaction.providerGrant(familyID: old.familyID), grant.clientID == client.clientID else {
-                    throw OAuthRefusal.invalidGrant("the refresh token is unknown or was issued to another client")
-                }
-                guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else {
-                    return .failure(.invalidGrant("the refresh token has expired"))
-                }
-                try transaction.insertRefreshToken(RefreshToken(
-                    tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
-                    userID: user.id, createdAt: now, expiresAt: session.expiresAt))
-                return .success(Grant(user: user, sessionIDHash: session.idHash, refreshToken: replacement,
+        let presentation = SessionIssuer.presentation(of: presented, by: .client(id: client.clientID), now: clock.now)
+        return { [sessionIssuer] transaction in
+            let anotherClients = OAuthRefusal.invalidGrant("the refresh token is unknown or was issued to another client")
+            switch try sessionIssuer.rotate(presentation, in: transaction, refusingAnotherHoldersWith: anotherClients) {
+            case let .rotated(user, sessionIDHash, refreshToken, grant?):
+                return .success(Grant(user: user, sessionIDHash: sessionIDHash, refreshToken: refreshToken,
                                       scopes: grant.scope.split(separator: " ").map(String.init), nonce: nil,
                                       authTime: grant.authTime))
-            case let .reused(old):
-                try transaction.revokeRefreshFamily(old.familyID)
+            case .rotated(_, _, _, nil):
+                throw anotherClients  // not reached: a client's rotation always has its grant
+            case .reused:
                 var refusal = OAuthRefusal.invalidGrant("the refresh token was already used; its family is revoked")
                 refusal.replay = .refreshToken
                 return .failure(refusal)
-            case .expired, .unknown:
+            case .sessionGone:
+                return .failure(.invalidGrant("the refresh token has expired"))
+            case .expiredOrUnknown:
                 return .failure(.invalidGrant("the refresh token is unknown or has expired"))
             }
         }

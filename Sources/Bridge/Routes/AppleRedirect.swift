@@ -22,22 +22,14 @@ struct AppleRedirect: Sendable {
         case bound, cookieDropped, otherBrowser
     }
 
-    let servicesID: String?
+    /// Reads login attempts.
     let store: any Store
     let clock: WallClock
-    let verifier: IdentityTokenVerifier
-    let exchanger: CodeExchanger
-    let signInService: SignInService
-    /// APPLE_REQUIRE_NONCE: a bundle-ID token without a `nonce` claim is refused here too.
-    let requireNonce: Bool
-    let sessions: BrowserSessions
+    let signIn: IdentityTokenSignIn
+    let landing: SignedInLanding
     let pages: Pages
-    let webErrors: WebErrorPresenter
     let metrics: Metrics
     let logger: Logger
-    let returnDestination: ReturnDestination
-    /// Where a sign-in lands without an allowed `return_to` (`BRIDGE_AFTER_SIGN_IN_URL`).
-    let afterSignInURL: String
     /// Finishes sign-ins that an OpenID client started at the authorization endpoint.
     let provider: ProviderAuthorizationFlow
 
@@ -59,43 +51,29 @@ struct AppleRedirect: Sendable {
             throw PageRefusal.stateFromOtherBrowser
         }
         guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
-        try AppleCalls(verifier: verifier, exchanger: exchanger)
-            .leaveListenerForSignIn(request, idToken: idToken, code: fields["code"])
+        let code = fields["code"]
+        try signIn.leaveListener(request, idToken: idToken, code: code)
         let identity: AppleIdentity
         do {
-            identity = try verifier.verify(idToken, context: VerificationContext(expectedNonce: attempt.nonce,
-                                                                                   authorizationCode: fields["code"],
-                                                                                   requireNonce: requireNonce),
-                                           fetchingKeys: request.isOffListener)
+            identity = try signIn.verify(idToken, expectedNonce: attempt.nonce, code: code, request)
         } catch {
             throw SignInFailure.tokenRejected(error)
         }
-        let flow: SignInFlow = identity.audience == servicesID ? .web : .webviewNative
+        let flow: SignInFlow = identity.audience == signIn.service.servicesID ? .web : .webviewNative
         // An OpenID client's sign-in: its code is stored in the sign-in's own transaction.
         let clientCode = authorization.map(provider.issueCode)
-        let signIn = SignInRequest(
-            identity: identity, identityToken: idToken, flow: flow, proof: .loginAttempt(stateDigest: attempt.state),
-            codeExchange: exchanger.exchange(code: fields["code"], identity: identity, flow: flow),
-            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession, alongside: clientCode?.store)
+        let signInRequest = signIn.request(identity, identityToken: idToken, code: code, flow: flow,
+                                           proof: .loginAttempt(stateDigest: attempt.state),
+                                           displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
+                                           alongside: clientCode?.store)
+        let service = signIn.service
         // The listener thread serves other connections while the transaction waits for its group commit.
-        return try request.answer(afterStarting: { try signInService.startSignIn(signIn, completion: $0) }) { [self] outcome in
-            let signedIn = try signInService.completeSignIn(signIn, outcome)
+        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { [self] outcome in
+            let signedIn = try service.completeSignIn(signInRequest, outcome)
             let destination = clientCode.map { provider.redirect(handingOver: $0, userID: signedIn.user.id) }
-                ?? .redirect(to: returnDestination.destination(request, stateDigest: attempt.state) ?? afterSignInURL)
-            return signedInResponse(request, signedIn, attempt: attempt, destination)
+                ?? landing.destination(request, stateDigest: attempt.state)
+            return landing.response(request, sessionID: signedIn.sessionID, stateDigest: attempt.state, destination)
         }
-    }
-
-    /// `response` (where a finished sign-in goes) with the session cookie, and the attempt's cookies expired.
-    func signedInResponse(_ request: Request, _ signedIn: SignedIn, attempt: LoginAttempt,
-                          _ response: Response) -> Response {
-        var response = response
-        response.setCookie(sessions.cookie(sessionID: signedIn.sessionID))
-        response.setCookie(.expired(sessions.cookieNames.binding(forStateDigest: attempt.state), path: "/", sameSite: .none))
-        if request.cookie(ReturnDestination.cookieName(forStateDigest: attempt.state)) != nil {
-            response.setCookie(returnDestination.expiredCookie(stateDigest: attempt.state))
-        }
-        return response
     }
 
     /// The login attempt of the state the callback names (known, not yet used, not expired), and the OpenID
@@ -114,12 +92,12 @@ struct AppleRedirect: Sendable {
     }
 
     func bindingCheck(_ request: Request, attempt: LoginAttempt, fields: FormFields) -> Binding {
-        if let value = request.cookie(sessions.cookieNames.binding(forStateDigest: attempt.state)) {
+        if let value = request.cookie(landing.cookieNames.binding(forStateDigest: attempt.state)) {
             return ConstantTime.equals(SecretTokens.digest(value), attempt.bindingHash) ? .bound : .otherBrowser
         }
         // No cookie for this attempt. A browser that has cookies for other attempts is another browser; one
         // with none may have dropped the cross-site cookie, so it gets one same-origin re-POST, not more.
-        let hasOtherBindings = request.sentCookieNames.contains { $0.hasPrefix(sessions.cookieNames.bindingPrefix) }
+        let hasOtherBindings = request.sentCookieNames.contains { $0.hasPrefix(landing.cookieNames.bindingPrefix) }
         if hasOtherBindings || fields[Self.repostMarker] != nil { return .otherBrowser }
         return .cookieDropped
     }
@@ -132,7 +110,8 @@ struct AppleRedirect: Sendable {
         var response = pages.render("repost", ["action": "/apple_redirect", "fields": .array(posted)])
         response.headers.set("Cache-Control", "no-store")  // it holds the identity token and code
         response.headers.set("Content-Security-Policy", ContentSecurityPolicy.repostPage(
-            providerRedirectURI: providerRedirectURI, afterSignInURL: afterSignInURL, returnURLs: returnDestination.policy))
+            providerRedirectURI: providerRedirectURI, afterSignInURL: landing.afterSignInURL,
+            returnURLs: landing.returnDestination.policy))
         return response
     }
 
@@ -144,6 +123,7 @@ struct AppleRedirect: Sendable {
         }
         metrics.increment("bridge_callback_rejections_total", ["reason": "user_cancelled"])
         logger.info("sign_in_cancelled")
-        return webErrors.page(WebErrorPresenter.Description(status: 200, reasonCode: "user_cancelled", wordingCode: "cancelled"))
+        return WebErrorPresenter(pages: pages)
+            .page(WebErrorPresenter.Description(status: 200, reasonCode: "user_cancelled", wordingCode: "cancelled"))
     }
 }

@@ -15,11 +15,8 @@ struct NativeAPI: Sendable {
 
     let store: any Store
     let clock: WallClock
-    let verifier: IdentityTokenVerifier
-    let exchanger: CodeExchanger
-    let signInService: SignInService
-    /// APPLE_REQUIRE_NONCE: a token without a `nonce` claim is refused.
-    let requireNonce: Bool
+    let signIn: IdentityTokenSignIn
+    let sessionIssuer: SessionIssuer
     let accessTokens: AccessTokens
     let accountDeletion: AccountDeletion
     let metrics: Metrics
@@ -43,8 +40,8 @@ struct NativeAPI: Sendable {
         let code = Self.firstString(body, Self.codeFields)
         let nonce = Self.firstString(body, ["nonce"])
         if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.unicodeScalars.count > 200 { throw APIError.invalidDeviceID }
-        try AppleCalls(verifier: verifier, exchanger: exchanger).leaveListenerForSignIn(request, idToken: idToken, code: code)
-        let identity = try verify(idToken, nonce: nonce, code: code, fetchingKeys: request.isOffListener)
+        try signIn.leaveListener(request, idToken: idToken, code: code)
+        let identity = try verify(idToken, nonce: nonce, code: code, request)
         // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
         // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it.
         if nonce == nil && Self.carriesNonce(verifiedToken: idToken) { throw SignInFailure.nonceRequired }
@@ -52,23 +49,21 @@ struct NativeAPI: Sendable {
             throw APIError.subjectMismatch
         }
         // Refused here too, before the code exchange, so such a request spends nothing at Apple.
-        if signInService.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
-        let signIn = SignInRequest(
-            identity: identity, identityToken: idToken, flow: .api, proof: .apiNonce(nonce),
-            codeExchange: exchanger.exchange(code: code, identity: identity, flow: .api),
-            displayName: DisplayName.fromAPIBody(body), grant: .appSession)
-        return try request.answer(afterStarting: { try signInService.startSignIn(signIn, completion: $0) }) { [self] outcome in
-            let signedIn = try signInService.completeSignIn(signIn, outcome)
+        let service = signIn.service
+        if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
+        let signInRequest = signIn.request(identity, identityToken: idToken, code: code, flow: .api, proof: .apiNonce(nonce),
+                                           displayName: DisplayName.fromAPIBody(body), grant: .appSession)
+        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { [self] outcome in
+            let signedIn = try service.completeSignIn(signInRequest, outcome)
             return try tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
                                      refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
         }
     }
 
-    private func verify(_ idToken: String, nonce: String?, code: String?,
-                        fetchingKeys: Bool) throws(SignInFailure) -> AppleIdentity {
+    /// A nonce the app sent must be in the token.
+    private func verify(_ idToken: String, nonce: String?, code: String?, _ request: Request) throws(SignInFailure) -> AppleIdentity {
         do {
-            return try verifier.verify(idToken, context: VerificationContext(
-                expectedNonce: nonce, authorizationCode: code, requireNonce: nonce != nil || requireNonce), fetchingKeys: fetchingKeys)
+            return try signIn.verify(idToken, expectedNonce: nonce, code: code, nonceRequired: nonce != nil, request)
         } catch {
             metrics.increment("bridge_api_rejections_total", ["reason": error.code])
             logger.warning("api_sign_in_rejected", ["reason": error.code])
@@ -89,42 +84,19 @@ struct NativeAPI: Sendable {
         guard let presented = Self.firstString(body, ["refreshToken", "refresh_token"]) else {
             throw APIError.missingRefreshToken
         }
-        let now = clock.now
-        let replacement = SecretTokens.random()
-        return try request.answer(afterWriting: { [self] in try rotate(presented, replacement: replacement, now: now, in: $0) },
-                                  to: store) { [self] rotation in
+        let presentation = SessionIssuer.presentation(of: presented, by: .app, now: clock.now)
+        return try request.answer(afterWriting: { [sessionIssuer] in
+            try sessionIssuer.rotate(presentation, in: $0, refusingAnotherHoldersWith: APIError.invalidRefreshToken)
+        }, to: store) { [self] rotation in
             switch rotation {
-            case let .rotated(user, sessionIDHash):
-                return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: replacement, isExistingMember: true)
+            case let .rotated(user, sessionIDHash, refreshToken, _):
+                return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: refreshToken, isExistingMember: true)
             case .reused:
-                metrics.increment("bridge_refresh_reuse_total")
-                logger.warning("refresh_token_reused")
+                sessionIssuer.recordReuse()
                 throw APIError.refreshTokenReused
-            case .invalid:
+            case .sessionGone, .expiredOrUnknown:
                 throw APIError.invalidRefreshToken
             }
-        }
-    }
-
-    private enum Rotation: Sendable { case rotated(User, String), reused, invalid }
-
-    private func rotate(_ presented: String, replacement: String, now: Date, in transaction: any StoreTransaction) throws -> Rotation {
-        switch try transaction.rotateRefreshToken(tokenHash: SecretTokens.digest(presented), now: now) {
-        case let .rotated(old):
-            // A refresh token issued to an OpenID client stays with that client (thrown: the rotation is undone).
-            guard try transaction.providerGrant(familyID: old.familyID) == nil else { throw APIError.invalidRefreshToken }
-            guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .invalid }
-            try transaction.insertRefreshToken(RefreshToken(
-                tokenHash: SecretTokens.digest(replacement), familyID: old.familyID, sessionIDHash: session.idHash,
-                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
-            return .rotated(user, session.idHash)
-        case let .reused(old):
-            // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
-            // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
-            try transaction.revokeRefreshFamily(old.familyID)
-            return .reused
-        case .expired, .unknown:
-            return .invalid
         }
     }
 

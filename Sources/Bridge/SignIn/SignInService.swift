@@ -50,8 +50,6 @@ struct SignedIn: Sendable {
 /// user, keep Apple's refresh token, and open the session. Knows nothing of HTTP; a refusal is a `SignInFailure`,
 /// anything else thrown is a store failure.
 struct SignInService: Sendable {
-    static let browserSessionLifetime: TimeInterval = 7 * 86_400
-    static let appSessionLifetime: TimeInterval = 30 * 86_400
     /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
     static let serverNoncePrefix = "asb."
 
@@ -59,6 +57,7 @@ struct SignInService: Sendable {
     let clock: WallClock
     let vault: AppleTokenVault
     let exchanger: CodeExchanger
+    let sessionIssuer: SessionIssuer
     let servicesID: String?
     /// How long after its expiry the verifier still accepts a token (clock-skew leeway): it is remembered that long.
     let replayLeeway: TimeInterval
@@ -97,22 +96,13 @@ struct SignInService: Sendable {
     /// time on the writes (the token's digest alone is a SHA-256 over about a kilobyte).
     private struct MadeBeforehand: Sendable {
         let tokenDigest: String
-        let sessionID: String
-        let sessionIDHash: String
-        /// An app session's refresh token, its digest and its new family.
-        let refresh: (token: String, hash: String, familyID: String)?
+        /// The session's secrets; an app session's with its refresh token.
+        let session: SessionIssuer.NewSession
         let sealedAppleRefreshToken: [UInt8]?
 
         init(_ request: SignInRequest, vault: AppleTokenVault) throws {
             tokenDigest = SecretTokens.digest(request.identityToken)
-            sessionID = SecretTokens.random()
-            sessionIDHash = SecretTokens.digest(sessionID)
-            if request.grant == .appSession {
-                let token = SecretTokens.random()
-                refresh = (token, SecretTokens.digest(token), SecretTokens.random())
-            } else {
-                refresh = nil
-            }
+            session = SessionIssuer.newSession(withRefreshToken: request.grant == .appSession)
             sealedAppleRefreshToken = try request.codeExchange.appleRefreshToken
                 .map { try vault.seal($0, clientID: request.identity.audience) }
         }
@@ -158,18 +148,11 @@ struct SignInService: Sendable {
             try transaction.upsertAppleToken(AppleTokenRecord(
                 userID: user.id, clientID: identity.audience, encryptedRefreshToken: sealed, updatedAt: now))
         }
-        let lifetime = request.grant == .appSession ? Self.appSessionLifetime : Self.browserSessionLifetime
-        let session = Session(idHash: made.sessionIDHash, userID: user.id, flow: request.flow.rawValue,
-                              nonceVerified: nonceVerified, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
-        try transaction.insertSession(session)
+        let opened = try sessionIssuer.open(made.session, user: user, flow: request.flow.rawValue,
+                                            nonceVerified: nonceVerified, in: transaction, now: now)
         try request.alongside?(transaction, user)
-        if let refresh = made.refresh {
-            try transaction.insertRefreshToken(RefreshToken(
-                tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: session.idHash,
-                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
-        }
-        return SignedIn(user: user, isNewUser: created, sessionID: made.sessionID, sessionIDHash: session.idHash,
-                        refreshToken: made.refresh?.token, nonceVerified: nonceVerified)
+        return SignedIn(user: user, isNewUser: created, sessionID: opened.sessionID, sessionIDHash: opened.session.idHash,
+                        refreshToken: opened.refresh?.token, nonceVerified: nonceVerified)
     }
 
     /// Spends the proof; true when it shows the token's nonce is one this server issued for this sign-in.

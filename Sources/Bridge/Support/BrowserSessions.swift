@@ -40,6 +40,6 @@ struct BrowserSessions: Sendable {
     }
 
     func cookie(sessionID: String) -> Cookie {
-        cookieNames.sessionCookie(id: sessionID, lifetime: Int(SignInService.browserSessionLifetime))
+        cookieNames.sessionCookie(id: sessionID, lifetime: Int(SessionIssuer.browserSessionLifetime))
     }
 }

@@ -7,9 +7,12 @@ import HTTPServer
 struct ClientAddresses: Sendable {
     let trustedProxies: [AddressRange]
 
+    /// Whether a connection's peer is a trusted reverse proxy; the listener's per-client cap asks it too.
+    func isTrustedProxy(_ peer: String) -> Bool { trustedProxies.contains { $0.contains(peer) } }
+
     /// The client's address, from the connection's `peer` and the request's `X-Forwarded-For` fields.
     func clientAddress(peer: String, forwardedFor: [String]) -> String {
-        guard trustedProxies.contains(where: { $0.contains(peer) }),
+        guard isTrustedProxy(peer),
               let last = forwardedFor.last.flatMap(Self.lastEntry),
               AddressRange.bytes(of: last) != nil else { return peer }
         return last
@@ -43,6 +46,13 @@ struct ClientAddresses: Sendable {
     /// The key a per-client limit counts under: the address, or for IPv6 its /64 (one subscriber's usual share,
     /// so a client cannot step past a limit by rotating addresses inside it).
     func limitKey(of request: Request) -> String { Self.limitKey(clientAddress(of: request)) }
+
+    /// The same key from the connection's `peer` and the request's `X-Forwarded-For` fields: the listener's
+    /// per-client cap on requests in flight counts under it too, so that rotating addresses inside one /64 gets
+    /// past neither.
+    func limitKey(peer: String, forwardedFor: [String]) -> String {
+        Self.limitKey(clientAddress(peer: peer, forwardedFor: forwardedFor))
+    }
 
     static func limitKey(_ address: String) -> String {
         guard let bytes = AddressRange.bytes(of: address) else { return address }

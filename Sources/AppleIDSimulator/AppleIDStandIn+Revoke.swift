@@ -1,6 +1,6 @@
 import HTTPServer
 
-extension AppleIDSimulator {
+extension AppleIDStandIn {
     /// `POST /auth/revoke`: 200 with an empty body for known and unknown tokens alike, as Apple answers.
     func revokeToken(_ request: Request) -> Response {
         do throws(OAuthError) {

@@ -2,7 +2,7 @@ import HTTPServer
 import JOSE
 import JSON
 
-extension AppleIDSimulator {
+extension AppleIDStandIn {
     /// `GET /auth/authorize`: validates the request like Apple and shows the consent page.
     func showAuthorizePage(_ request: Request) -> Response {
         do {

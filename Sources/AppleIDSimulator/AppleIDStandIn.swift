@@ -6,7 +6,7 @@ import Synchronization
 
 /// A local stand-in for https://appleid.apple.com: authorize page, JWKS, token and revoke
 /// endpoints, signing identity tokens with its own RSA keys. For development and tests only.
-public final class AppleIDSimulator: HTTPResponder, Sendable {
+public final class AppleIDStandIn: HTTPResponder, Sendable {
     public let issuer: String
     public let users: [SimulatedUser]
     /// By redirect URI: where the relying party's answer to the simulator's form post may send the browser on, as

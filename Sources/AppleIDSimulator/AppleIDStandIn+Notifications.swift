@@ -2,7 +2,7 @@ import Foundation
 import JOSE
 import JSON
 
-extension AppleIDSimulator {
+extension AppleIDStandIn {
     /// A server-to-server notification body as Apple posts it: `{"payload": "<JWS>"}`, RS256-signed with the
     /// current key, `events` a JSON string. Without `lifetime` there is no `exp`, as in Apple's example.
     public func mintNotification(type: String, subject: String, audience: String, email: String? = nil,

@@ -6,7 +6,7 @@ import Synchronization
 /// The HTTP listener: the only code in the project that touches libmicrohttpd.
 /// libmicrohttpd calls the access handler several times per request: first with headers only (we allocate a
 /// `PendingRequest` into `*req_cls`), then once per body chunk, then with size 0 (we answer).
-public final class HTTPServer: Sendable {
+public final class MicroHTTPDListener: Sendable {
     public enum StartError: Error, CustomStringConvertible {
         case cannotListen(host: String, port: Int)
         public var description: String {
@@ -28,7 +28,7 @@ public final class HTTPServer: Sendable {
     public static let plainRefusal: Refusal = { _, status, message in .text(message + "\n", status: status) }
 
     public init(configuration: ServerConfiguration, responder: some HTTPResponder, logger: Logger,
-                refusal: @escaping Refusal = HTTPServer.plainRefusal) {
+                refusal: @escaping Refusal = MicroHTTPDListener.plainRefusal) {
         self.configuration = configuration
         self.context = ServerContext(configuration: configuration, responder: responder, logger: logger, refusal: refusal)
     }
@@ -102,7 +102,7 @@ final class ServerContext: Sendable {
     /// How much of an oversized body is read and discarded before answering 413 mid-upload.
     let drainLimit: Int
     let inFlight = Atomic<Int>(0)
-    let refusal: HTTPServer.Refusal
+    let refusal: MicroHTTPDListener.Refusal
     let offListener: OffListenerPool
     let suspended = SuspendedRequests()
     let busyRetryAfterSeconds: Int
@@ -112,7 +112,7 @@ final class ServerContext: Sendable {
     let forwardedClientKey: @Sendable (String, [String]) -> String
 
     init(configuration: ServerConfiguration, responder: any HTTPResponder, logger: Logger,
-         refusal: @escaping HTTPServer.Refusal) {
+         refusal: @escaping MicroHTTPDListener.Refusal) {
         self.refusal = refusal
         self.responder = responder
         self.logger = logger

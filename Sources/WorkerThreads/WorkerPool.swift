@@ -2,7 +2,7 @@ import Foundation
 
 /// Up to `maxThreads` threads running queued jobs in order, started as the queue needs them. The queue is
 /// unbounded: callers bound what they queue.
-public final class WorkerThreads: @unchecked Sendable {
+public final class WorkerPool: @unchecked Sendable {
     private let condition = NSCondition()
     // Under `condition`:
     private var queue = FIFOQueue<@Sendable () -> Void>()
@@ -62,3 +62,4 @@ public final class WorkerThreads: @unchecked Sendable {
         }
     }
 }
+

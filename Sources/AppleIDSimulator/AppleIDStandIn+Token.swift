@@ -3,7 +3,7 @@ import HTTPServer
 import JOSE
 import JSON
 
-extension AppleIDSimulator {
+extension AppleIDStandIn {
     static let accessTokenLifetime = 3600
 
     /// `POST /auth/token`: exchanges an authorization code or a refresh token.

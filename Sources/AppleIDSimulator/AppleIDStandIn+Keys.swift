@@ -1,6 +1,6 @@
 import HTTPServer
 
-extension AppleIDSimulator {
+extension AppleIDStandIn {
     /// `GET /auth/keys`: the published public keys, cacheable like Apple's.
     func serveKeys() -> Response {
         let (jwks, maxAge) = state.withLock { ($0.keys.jwks, $0.jwksCacheMaxAge) }

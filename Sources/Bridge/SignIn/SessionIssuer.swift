@@ -1,0 +1,132 @@
+import Foundation
+import HTTPServer
+import Storage
+
+/// The one rule for the sessions this server hands out, whichever route asks: a sign-in (web, webview, JSON API)
+/// or an OpenID client's code opens a session, an app's or a client's with the first refresh token of a new
+/// family; `POST /api/auth/refresh` and the token endpoint's `refresh_token` grant rotate a presented refresh
+/// token. Works inside the caller's store write, which may run more than once: the secrets are made beforehand
+/// (`newSession`, `presentation`), and reuse is counted and logged only after the write returned
+/// (`recordReuse`).
+struct SessionIssuer: Sendable {
+    static let browserSessionLifetime: TimeInterval = 7 * 86_400
+    static let appSessionLifetime: TimeInterval = 30 * 86_400
+
+    let metrics: Metrics
+    let logger: Logger
+
+    // MARK: - Opening
+
+    /// A session's secrets, made before the write: shown once to the client, stored only as digests.
+    struct NewSession: Sendable {
+        let sessionID: String
+        let sessionIDHash: String
+        /// An app's or a client's: its first refresh token, that token's digest, and the new family.
+        let refresh: (token: String, hash: String, familyID: String)?
+    }
+
+    /// What an opened session hands to its holder.
+    struct OpenedSession: Sendable {
+        var session: Session
+        var sessionID: String
+        /// Its first refresh token and that token's family, when it has one.
+        var refresh: (token: String, familyID: String)?
+    }
+
+    static func newSession(withRefreshToken: Bool) -> NewSession {
+        let sessionID = SecretTokens.random()
+        let refresh = withRefreshToken ? SecretTokens.random() : nil
+        return NewSession(sessionID: sessionID, sessionIDHash: SecretTokens.digest(sessionID),
+                          refresh: refresh.map { ($0, SecretTokens.digest($0), SecretTokens.random()) })
+    }
+
+    /// Stores the session (a browser's for a week, one with a refresh token for 30 days) and its first refresh
+    /// token, which expires with it.
+    func open(_ new: NewSession, user: User, flow: String, nonceVerified: Bool, in transaction: any StoreTransaction,
+              now: Date) throws -> OpenedSession {
+        let lifetime = new.refresh == nil ? Self.browserSessionLifetime : Self.appSessionLifetime
+        let session = Session(idHash: new.sessionIDHash, userID: user.id, flow: flow, nonceVerified: nonceVerified,
+                              createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
+        try transaction.insertSession(session)
+        if let refresh = new.refresh {
+            try transaction.insertRefreshToken(RefreshToken(
+                tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: session.idHash,
+                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+        }
+        return OpenedSession(session: session, sessionID: new.sessionID, refresh: new.refresh.map { ($0.token, $0.familyID) })
+    }
+
+    // MARK: - Rotation
+
+    /// Who presents a refresh token: a token stays with the holder it was issued to.
+    enum Holder: Sendable, Equatable {
+        /// An app, through the JSON API: a token issued to an OpenID client is not its own.
+        case app
+        /// An OpenID client, through the token endpoint: only tokens of its own grants.
+        case client(id: String)
+    }
+
+    /// A presented refresh token and its successor, made before the write.
+    struct Presentation: Sendable {
+        let presentedHash: String
+        let replacement: String
+        let replacementHash: String
+        let holder: Holder
+        let now: Date
+    }
+
+    enum Rotation: Sendable {
+        /// The presented token is spent; `refreshToken` replaces it in the same family. `grant` is the OpenID
+        /// client's grant the family belongs to (nil for an app's).
+        case rotated(user: User, sessionIDHash: String, refreshToken: String, grant: ProviderGrant?)
+        /// Presented a second time: its family and session are revoked (see `recordReuse`).
+        case reused
+        /// The token rotated, but its session was gone meanwhile.
+        case sessionGone
+        case expiredOrUnknown
+    }
+
+    static func presentation(of presented: String, by holder: Holder, now: Date) -> Presentation {
+        let replacement = SecretTokens.random()
+        return Presentation(presentedHash: SecretTokens.digest(presented), replacement: replacement,
+                            replacementHash: SecretTokens.digest(replacement), holder: holder, now: now)
+    }
+
+    /// Rotates the presented token inside `transaction`. A token issued to another holder throws
+    /// `anotherHolders`, so that the write, and with it the rotation, is undone.
+    func rotate(_ presentation: Presentation, in transaction: any StoreTransaction,
+                refusingAnotherHoldersWith anotherHolders: any Error) throws -> Rotation {
+        let now = presentation.now
+        switch try transaction.rotateRefreshToken(tokenHash: presentation.presentedHash, now: now) {
+        case let .rotated(old):
+            let grant = try transaction.providerGrant(familyID: old.familyID)
+            switch presentation.holder {
+            case .app where grant != nil: throw anotherHolders
+            case let .client(id) where grant?.clientID != id: throw anotherHolders
+            default: break
+            }
+            guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .sessionGone }
+            try transaction.insertRefreshToken(RefreshToken(
+                tokenHash: presentation.replacementHash, familyID: old.familyID, sessionIDHash: session.idHash,
+                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+            return .rotated(user: user, sessionIDHash: session.idHash, refreshToken: presentation.replacement, grant: grant)
+        case let .reused(old):
+            // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
+            // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
+            try transaction.revokeRefreshFamily(old.familyID)
+            return .reused
+        case .expired, .unknown:
+            return .expiredOrUnknown
+        }
+    }
+
+    /// Counts and logs a reused token; called once the write that revoked its family returned.
+    func recordReuse(flow: String? = nil) {
+        metrics.increment("bridge_refresh_reuse_total")
+        if let flow {
+            logger.warning("refresh_token_reused", ["flow": flow])
+        } else {
+            logger.warning("refresh_token_reused")
+        }
+    }
+}
