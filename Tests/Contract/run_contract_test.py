@@ -94,8 +94,10 @@ def run_schemathesis(base, directory):
                "--report", "ndjson", "--report-ndjson-path", report]
     with open(log_path, "w") as log:
         try:
+            env = dict(os.environ, SCHEMATHESIS_HOOKS="contract_hooks",
+                       PYTHONPATH=os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")])))
             code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT,
-                                  cwd=directory).returncode
+                                  cwd=directory, env=env).returncode
         except subprocess.TimeoutExpired:
             code = None
     events = []
