@@ -32,7 +32,7 @@ SPEC = os.path.join(ROOT, "docs", "openapi.yaml")
 CONFIG = os.path.join(HERE, "schemathesis.toml")
 SCHEMATHESIS = os.path.join(os.path.dirname(sys.executable), "schemathesis")
 # The whole schemathesis run stops here at the latest (it takes about 10 s on an idle 2-core machine).
-RUN_TIMEOUT = 90
+RUN_TIMEOUT = 75
 # The checks the run reports (schemathesis.toml turns the others off, or off for some operations).
 REPORTED_CHECKS = ["not_a_server_error", "status_code_conformance", "content_type_conformance",
                    "response_headers_conformance", "response_schema_conformance", "negative_data_rejection",
