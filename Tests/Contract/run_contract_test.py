@@ -41,7 +41,8 @@ REPORTED_CHECKS = ["not_a_server_error", "status_code_conformance", "content_typ
 DIRECTED_CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
                    response_headers_conformance, response_schema_conformance]
 # The client the schema's examples name (GET /oauth/authorize, POST /oauth/token, POST /oauth/revoke).
-EXAMPLE_CLIENT = {"client_id": "example-app", "name": "Example app", "redirect_uris": ["https://app.example.com/callback"]}
+EXAMPLE_CLIENT = {"client_id": "example-app", "name": "Example app",
+                  "redirect_uris": ["https://app.example.com/callback"]}
 EXAMPLE_CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 PASSED, FAILED = [], []
 
@@ -161,7 +162,7 @@ def validate(schema, path, method, response):
     try:
         case.validate_response(response, checks=DIRECTED_CHECKS)
     except FailureGroup as group:  # one exception per failed check
-        return "; ".join(f"{failure.title}: {brief(failure.message)}" for failure in group.exceptions)
+        return "; ".join(sorted(f"{failure.title}: {brief(failure.message)}" for failure in group.exceptions))
     return ""
 
 
@@ -172,16 +173,17 @@ def post(base, path, **kwargs):
 def rate_limited(base, schema):
     """The sign-in bucket shared by these operations: each is sent requests until it answers 429 (at most 250)."""
     form = {"Content-Type": "application/x-www-form-urlencoded"}
+    authorization = {"client_id": EXAMPLE_CLIENT["client_id"], "redirect_uri": EXAMPLE_CLIENT["redirect_uris"][0],
+                     "response_type": "code", "scope": "openid", "code_challenge": EXAMPLE_CHALLENGE,
+                     "code_challenge_method": "S256"}
     senders = [
         ("/api/auth/nonce", "POST", lambda: post(base, "/api/auth/nonce")),
         ("/api/auth/apple", "POST", lambda: post(base, "/api/auth/apple", json={"idToken": "x"})),
         ("/api/auth/refresh", "POST", lambda: post(base, "/api/auth/refresh", json={"refreshToken": "x"})),
         ("/oauth/token", "POST", lambda: post(base, "/oauth/token", headers=form,
                                               data="grant_type=refresh_token&refresh_token=x&client_id=example-app")),
-        ("/oauth/authorize", "GET", lambda: requests.get(base + "/oauth/authorize", allow_redirects=False, timeout=10, params={
-            "client_id": EXAMPLE_CLIENT["client_id"], "redirect_uri": EXAMPLE_CLIENT["redirect_uris"][0],
-            "response_type": "code", "scope": "openid", "code_challenge": EXAMPLE_CHALLENGE,
-            "code_challenge_method": "S256"})),
+        ("/oauth/authorize", "GET", lambda: requests.get(base + "/oauth/authorize", params=authorization,
+                                                         allow_redirects=False, timeout=10)),
     ]
     for path, method, send in senders:
         response = None
@@ -190,7 +192,8 @@ def rate_limited(base, schema):
             if response.status_code == 429:
                 break
         if response.status_code != 429:
-            check(f"directed {method} {path} 429 as documented", False, f"no 429 after 250 requests ({response.status_code})")
+            check(f"directed {method} {path} 429 as documented", False,
+                  f"no 429 after 250 requests (the last answered {response.status_code})")
             continue
         failures = validate(schema, path, method, response)
         check(f"directed {method} {path} 429 as documented", not failures, failures + f" body {response.text[:160]!r}")
