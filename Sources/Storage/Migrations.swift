@@ -234,6 +234,12 @@ enum Migrations {
         Migration(version: 9) { identityTokenUses.text(for: $0) },
         // PostgreSQL databases migrated before the schema was one list recorded version 9 without the table.
         Migration(version: 10) { identityTokenUses.text(for: $0) },
+        // Why a refresh token family was revoked: a token presented again (a replay) or not (a client's revocation,
+        // a replayed authorization code), so a later presentation is told which. Tombstones from before were kept
+        // for reuse alone.
+        Migration(version: 11) { d in
+            "ALTER TABLE revoked_refresh_tokens ADD COLUMN revoked_for_reuse \(d.flag) NOT NULL DEFAULT \(d.flagLiteral(true))"
+        },
     ]
 
     private static let identityTokenUses = DialectStatement { d in """

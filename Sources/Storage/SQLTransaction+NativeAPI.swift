@@ -66,12 +66,15 @@ extension SQLTransaction {
             // Reuse wins over expiry: a rotated token presented again is a replay either way.
             return token.rotatedAt == nil ? .expired : .reused(token)
         }
-        let revoked = try query(SQLStatements.revokedRefreshToken, [.text(tokenHash)]) { try mapping.decode($0) }
-        return revoked.first.map(RefreshRotation.reused) ?? .unknown
+        let revoked = try query(SQLStatements.revokedRefreshToken, [.text(tokenHash)]) {
+            (token: try mapping.decode($0), forReuse: try $0.bool("revoked_for_reuse"))
+        }
+        guard let tombstone = revoked.first else { return .unknown }
+        return tombstone.forReuse ? .reused(tombstone.token) : .revoked(tombstone.token)
     }
 
-    func revokeRefreshFamily(_ familyID: String) throws -> Int {
-        try run(SQLStatements.keepRevokedFamily, [.text(familyID)])
+    func revokeRefreshFamily(_ familyID: String, becauseReused: Bool) throws -> Int {
+        try run(SQLStatements.keepRevokedFamily, [.text(familyID), .bool(becauseReused)])
         let sessionIDHashes = try query("DELETE FROM refresh_tokens WHERE family_id = $1 RETURNING session_id_hash",
                                         [.text(familyID)]) { try $0.requiredText("session_id_hash") }
         for idHash in Set(sessionIDHashes) {
@@ -91,12 +94,13 @@ extension SQLStatements {
         """
 
     /// `revoked_refresh_tokens` has the columns of `refresh_tokens`.
-    static let revokedRefreshToken =
-        "SELECT \(TableMapping.refreshTokens.columnList) FROM revoked_refresh_tokens WHERE token_hash = $1"
+    static let revokedRefreshToken = """
+        SELECT \(TableMapping.refreshTokens.columnList), revoked_for_reuse FROM revoked_refresh_tokens WHERE token_hash = $1
+        """
 
     static let keepRevokedFamily = """
-        INSERT INTO revoked_refresh_tokens (\(TableMapping.refreshTokens.columnList))
-        SELECT \(TableMapping.refreshTokens.columnList) FROM refresh_tokens WHERE family_id = $1
+        INSERT INTO revoked_refresh_tokens (\(TableMapping.refreshTokens.columnList), revoked_for_reuse)
+        SELECT \(TableMapping.refreshTokens.columnList), $2 FROM refresh_tokens WHERE family_id = $1
         ON CONFLICT (token_hash) DO NOTHING
         """
 }

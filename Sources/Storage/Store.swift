@@ -54,8 +54,9 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     func rotateRefreshToken(tokenHash: String, now: Date) throws -> RefreshRotation
     /// Deletes every token of the family and the session(s) they belong to; returns how
     /// many tokens of the family went. The tokens are kept as tombstones until they expire
-    /// (or their user is deleted): presented again, each rotates to `.reused`.
-    @discardableResult func revokeRefreshFamily(_ familyID: String) throws -> Int
+    /// (or their user is deleted): presented again, each rotates to `.reused` when the family was
+    /// revoked `becauseReused`, else to `.revoked`.
+    @discardableResult func revokeRefreshFamily(_ familyID: String, becauseReused: Bool) throws -> Int
 
     // MARK: - Apple's server side
 
@@ -105,6 +106,12 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
 }
 
 extension StoreTransaction {
+    /// A family revoked because one of its tokens was presented again.
+    @discardableResult
+    public func revokeRefreshFamily(_ familyID: String) throws -> Int {
+        try revokeRefreshFamily(familyID, becauseReused: true)
+    }
+
     /// `user(provider: "apple", providerUserID:)`. A protocol requirement cannot carry
     /// a default argument, so this stands in for one.
     public func user(providerUserID: String) throws -> User? {

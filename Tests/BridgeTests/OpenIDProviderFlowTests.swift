@@ -14,6 +14,8 @@ final class RelyingParty {
     static let confidentialClient = "auth-proxy"
     static let proxyRedirect = "https://proxy.example.com/oauth2/callback"
     static let proxySecret = "proxy-secret-for-tests"
+    static let firstPartyClient = "own-app"
+    static let firstPartyRedirect = "com.example.own:/oauth2redirect"
 
     let harness: BridgeHarness
     let browser: TestBrowser
@@ -25,7 +27,9 @@ final class RelyingParty {
         let clients = """
             [{"client_id": "\(Self.publicClient)", "name": "Android app", "redirect_uris": ["\(Self.appRedirect)", "http://127.0.0.1/callback"]},
              {"client_id": "\(Self.confidentialClient)", "name": "Auth proxy", "redirect_uris": ["\(Self.proxyRedirect)"],
-              "client_secret_sha256": "\(SHA256.hexDigest(Self.proxySecret))"}]
+              "client_secret_sha256": "\(SHA256.hexDigest(Self.proxySecret))"},
+             {"client_id": "\(Self.firstPartyClient)", "name": "Our own app", "redirect_uris": ["\(Self.firstPartyRedirect)"],
+              "first_party": true}]
             """
         try clients.write(toFile: file, atomically: true, encoding: .utf8)
         clientsFile = file
@@ -226,8 +230,12 @@ struct OpenIDProviderFlowTests {
                                        ("redirect_uri", RelyingParty.appRedirect), ("client_id", RelyingParty.publicClient)])
         #expect(missing.status == 400 && missing.body["error"] == "invalid_grant")
         #expect(missing.raw.header("Cache-Control") == "no-store")
-        let wrong = try party.redeem(try party.code(), verifier: SecureRandom.base64URLToken(byteCount: 32))
-        #expect(wrong.body["error"] == "invalid_grant")
+        let burnt = try party.code()
+        let wrong = try party.redeem(burnt, verifier: SecureRandom.base64URLToken(byteCount: 32))
+        #expect(wrong.body["error"] == "invalid_grant" && wrong.body["error_description"] == "code_verifier does not match")
+        // Spent by the refused attempt: presented again, it is refused without claiming it gave tokens.
+        let burntAgain = try party.redeem(burnt)
+        #expect(burntAgain.body["error_description"] == "the code was already presented and refused; it gave no tokens")
         let mismatched = try party.redeem(try party.code(), redirectURI: "http://127.0.0.1/callback")
         #expect(mismatched.body["error"] == "invalid_grant")
 
@@ -236,7 +244,8 @@ struct OpenIDProviderFlowTests {
         #expect(first.status == 200)
         let second = try party.redeem(code)
         #expect(second.body["error"] == "invalid_grant")
-        #expect(party.harness.app.metrics.value("bridge_oidc_code_replays_total") == 1)
+        #expect(second.body["error_description"] == "the code was already used; the tokens it gave are revoked")
+        #expect(party.harness.app.metrics.value("bridge_oidc_code_replays_total") == 2)
         let revoked = try party.token([("grant_type", "refresh_token"), ("client_id", RelyingParty.publicClient),
                                        ("refresh_token", first.body["refresh_token"]?.stringValue ?? "")])
         #expect(revoked.body["error"] == "invalid_grant")
@@ -313,7 +322,9 @@ struct OpenIDProviderFlowTests {
         #expect(stillValid.status == 200)
         let after = try party.token([("grant_type", "refresh_token"), ("refresh_token", refresh),
                                      ("client_id", RelyingParty.publicClient)])
-        #expect(after.body["error"] == "invalid_grant")
+        #expect(after.body["error"] == "invalid_grant" && after.body["error_description"] == "the refresh token was revoked")
+        // Presenting a revoked token is no reuse.
+        #expect(party.harness.app.metrics.value("bridge_refresh_reuse_total") == 0)
     }
 }
 

@@ -150,5 +150,23 @@ extension StoreBehaviour {
                 #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "long", now: t0 + 60) } == .unknown)
             }
         }
+
+        @Test("a family revoked for another reason than reuse is presented again as revoked, not reused", arguments: Backend.allCases)
+        func revokedIsNotReused(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
+                let userID = try userWithSessions("s", ["a", "b"], in: store)
+                try store.write { tx in
+                    try tx.insertRefreshToken(refreshToken("asked", family: "f", sessionIDHash: "a", userID: userID))
+                    try tx.insertRefreshToken(refreshToken("replayed", family: "g", sessionIDHash: "b", userID: userID))
+                    try tx.revokeRefreshFamily("f", becauseReused: false)
+                    try tx.revokeRefreshFamily("g", becauseReused: true)
+                }
+                let asked = try store.write { try $0.rotateRefreshToken(tokenHash: "asked", now: t0) }
+                #expect(asked == .revoked(refreshToken("asked", family: "f", sessionIDHash: "a", userID: userID)))
+                let replayed = try store.write { try $0.rotateRefreshToken(tokenHash: "replayed", now: t0) }
+                #expect(replayed == .reused(refreshToken("replayed", family: "g", sessionIDHash: "b", userID: userID)))
+            }
+        }
     }
 }

@@ -91,7 +91,8 @@ public enum CompositionRoot {
         let groups = RouteGroups(
             web: web,
             api: JSONAPIGroup(errors: jsonErrors, rateLimit: rateLimit,
-                              bearer: BearerAuthentication(accessTokens: accessTokens, store: store, clock: clock),
+                              bearer: BearerAuthentication(accessTokens: accessTokens, store: store, clock: clock,
+                                                           clients: configuration.clients),
                               cors: CORSPolicy(origins: Set(configuration.corsOrigins))),
             appleCallbacks: AppleCallbackGroup(pages: pageAnswers, jsonErrors: jsonErrors, metrics: metrics, logger: logger),
             operations: OperationsGroup(errors: ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger),

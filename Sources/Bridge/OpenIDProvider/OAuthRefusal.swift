@@ -19,6 +19,11 @@ struct OAuthRefusal: Error, Equatable {
     static func invalidGrant(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_grant", description: description) }
     static func invalidClient(_ description: String) -> OAuthRefusal { .init(status: 401, error: "invalid_client", description: description) }
     static func invalidToken(_ description: String) -> OAuthRefusal { .init(status: 401, error: "invalid_token", description: description) }
+    /// No credentials at all: RFC 6750 §3.1 sends no error code then.
+    static func missingToken(_ description: String) -> OAuthRefusal { .init(status: 401, error: "invalid_request", description: description) }
+    static func insufficientScope(_ description: String) -> OAuthRefusal {
+        .init(status: 403, error: "insufficient_scope", description: description)
+    }
 
     var response: Response {
         var response = Response.json(JSONValue.object(["error": .string(error), "error_description": .string(description)])
@@ -26,6 +31,8 @@ struct OAuthRefusal: Error, Equatable {
         response.headers.set("Cache-Control", "no-store")
         if error == "invalid_client" { response.headers.set("WWW-Authenticate", "Basic realm=\"token\"") }
         if error == "invalid_token" { response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"") }
+        if error == "insufficient_scope" { response.headers.set("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"openid\"") }
+        if status == 401 && error == "invalid_request" { response.headers.set("WWW-Authenticate", "Bearer") }
         return response
     }
 }

@@ -83,8 +83,11 @@ struct ProviderTokenEndpoint: Sendable {
                 return .failure(.invalidGrant("the code is unknown or has expired"))
             case let .replayed(record):
                 // A code presented twice was intercepted, or the client is broken: what it issued goes too.
-                if let family = record.familyID { try transaction.revokeRefreshFamily(family) }
-                var refusal = OAuthRefusal.invalidGrant("the code was already used; the tokens it gave are revoked")
+                var refusal = OAuthRefusal.invalidGrant("the code was already presented and refused; it gave no tokens")
+                if let family = record.familyID {
+                    try transaction.revokeRefreshFamily(family, becauseReused: false)
+                    refusal = .invalidGrant("the code was already used; the tokens it gave are revoked")
+                }
                 refusal.replay = .code(clientID: record.clientID)
                 return .failure(refusal)
             case let .redeemed(record):
@@ -147,6 +150,8 @@ struct ProviderTokenEndpoint: Sendable {
                 var refusal = OAuthRefusal.invalidGrant("the refresh token was already used; its family is revoked")
                 refusal.replay = .refreshToken
                 return .failure(refusal)
+            case .revoked:
+                return .failure(.invalidGrant("the refresh token was revoked"))
             case .sessionGone:
                 return .failure(.invalidGrant("the refresh token has expired"))
             case .expiredOrUnknown:

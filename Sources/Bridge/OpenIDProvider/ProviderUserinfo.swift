@@ -20,8 +20,13 @@ struct ProviderUserinfo: Sendable {
 
     func userinfo(_ request: Request) throws -> Response {
         let now = clock.now
-        guard let token = request.bearerToken, let claims = accessTokens.verify(token, now: now) else {
-            throw OAuthRefusal.invalidToken("the access token is missing, invalid or expired")
+        guard let token = request.bearerToken else { throw OAuthRefusal.missingToken("the access token is missing") }
+        guard let claims = accessTokens.verify(token, now: now) else {
+            throw OAuthRefusal.invalidToken("the access token is invalid or expired")
+        }
+        // OpenID Connect Core §5.3: userinfo answers tokens issued for OpenID Connect, not the JSON API's own.
+        guard claims.scopes.contains("openid") else {
+            throw OAuthRefusal.insufficientScope("the access token was not issued with the openid scope")
         }
         guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
               session.userID == claims.userID else { throw OAuthRefusal.invalidToken("the session has ended") }
@@ -46,7 +51,7 @@ struct ProviderUserinfo: Sendable {
             }
             guard let family = try transaction.refreshTokenFamily(tokenHash: SecretTokens.digest(token)),
                   try transaction.providerGrant(familyID: family)?.clientID == clientID else { return }
-            try transaction.revokeRefreshFamily(family)
+            try transaction.revokeRefreshFamily(family, becauseReused: false)
         }, to: store) { [logger] in
             logger.info("oidc_token_revoked", ["client_id": clientID])
             var response = Response(status: 200)

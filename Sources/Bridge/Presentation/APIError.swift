@@ -12,6 +12,9 @@ enum APIError: Error, Equatable {
     case missingAccessToken
     /// A Bearer access token that is malformed, forged, expired, or names no live session.
     case invalidAccessToken
+    /// A valid access token of a relying party that may not do this (RFC 6750 §3.1): deleting the account takes a
+    /// token of the first-party app.
+    case insufficientScope(String)
     case unsupportedMediaType
     case malformedJSON
     case notificationRejected(TokenRejection)

@@ -63,7 +63,7 @@ struct JSONErrorPresenter: ErrorPresenter {
         case .refreshTokenReused:
             Body(status: 401, code: "refresh_token_reused", message: "This refresh token was already used, so every token of this sign-in has been revoked. Sign in again.")
         case .invalidRefreshToken:
-            Body(status: 401, code: "invalid_refresh_token", message: "The refresh token is unknown or expired. Sign in again.")
+            Body(status: 401, code: "invalid_refresh_token", message: "The refresh token is unknown, expired or revoked. Sign in again.")
         case .missingAccessToken:
             Body(status: 401, code: "unauthorized", message: "A valid access token is required (Authorization: Bearer …).",
                  headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
@@ -71,6 +71,9 @@ struct JSONErrorPresenter: ErrorPresenter {
             // RFC 6750 §3.1: a token was presented and refused.
             Body(status: 401, code: "unauthorized", message: "The access token is invalid or expired, or its sign-in has ended.",
                  headers: HTTPHeaders([("WWW-Authenticate", "Bearer error=\"invalid_token\"")]))
+        case let .insufficientScope(message):
+            Body(status: 403, code: "insufficient_scope", message: message,
+                 headers: HTTPHeaders([("WWW-Authenticate", "Bearer error=\"insufficient_scope\"")]))
         case .unsupportedMediaType:
             Body(status: 415, code: "unsupported_media_type", message: "Send the request body as JSON (Content-Type: application/json).")
         case .malformedJSON: Body(status: 400, code: "malformed_json", message: "The request body is not a JSON object.")

@@ -94,7 +94,7 @@ struct NativeAPI: Sendable {
             case .reused:
                 sessionIssuer.recordReuse()
                 throw APIError.refreshTokenReused
-            case .sessionGone, .expiredOrUnknown:
+            case .sessionGone, .expiredOrUnknown, .revoked:
                 throw APIError.invalidRefreshToken
             }
         }
@@ -110,19 +110,28 @@ struct NativeAPI: Sendable {
 
     func me(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
         let (session, user) = (caller.session, caller.user)
+        // A relying party's token reads only what its scopes grant; the fields it may not read are left out.
         var fields: [String: JSONValue] = [
             "memberId": .number(Double(user.id)), "sub": .string(user.providerUserID),
-            "emailVerified": .bool(user.emailVerified), "isPrivateEmail": .bool(user.isPrivateEmail),
             "flow": .string(session.signInFlow.rawValue), "nonceVerified": .bool(session.nonceVerified),
-            "emailForwardingEnabled": .bool(user.emailForwardingEnabled),
         ]
-        fields["email"] = user.email.map { .string($0) } ?? .null
-        fields["displayName"] = user.displayName.map { .string($0) } ?? .null
+        if caller.permissions.mayReadEmail {
+            fields["email"] = user.email.map { .string($0) } ?? .null
+            fields["emailVerified"] = .bool(user.emailVerified)
+            fields["isPrivateEmail"] = .bool(user.isPrivateEmail)
+            fields["emailForwardingEnabled"] = .bool(user.emailForwardingEnabled)
+        }
+        if caller.permissions.mayReadName {
+            fields["displayName"] = user.displayName.map { .string($0) } ?? .null
+        }
         return .json(JSONValue.object(fields).serialized())
     }
 
     func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
-        try accountDeletion.deleteAccount(userID: caller.user.id, request: request) { result in
+        guard caller.permissions.mayDeleteAccount else {
+            throw APIError.insufficientScope("Deleting the account takes a token of the first-party app, not of another relying party.")
+        }
+        return try accountDeletion.deleteAccount(userID: caller.user.id, request: request) { result in
             .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
         }
     }

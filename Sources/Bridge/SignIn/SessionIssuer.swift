@@ -81,6 +81,9 @@ struct SessionIssuer: Sendable {
         case rotated(user: User, sessionIDHash: String, refreshToken: String, grant: ProviderGrant?)
         /// Presented a second time: its family and session are revoked (see `recordReuse`).
         case reused
+        /// Its family was revoked for another reason than reuse (the client revoked it, or a replayed code):
+        /// refused, and no reuse.
+        case revoked
         /// The token rotated, but its session was gone meanwhile.
         case sessionGone
         case expiredOrUnknown
@@ -110,6 +113,8 @@ struct SessionIssuer: Sendable {
                 tokenHash: presentation.replacementHash, familyID: old.familyID, sessionIDHash: session.idHash,
                 userID: user.id, createdAt: now, expiresAt: session.expiresAt))
             return .rotated(user: user, sessionIDHash: session.idHash, refreshToken: presentation.replacement, grant: grant)
+        case .revoked:
+            return .revoked
         case let .reused(old):
             // A second presentation is indistinguishable from a stolen copy, however soon it comes: end the
             // family, so whoever refreshed first (the thief, perhaps) loses it too. Clients refresh one at a time.
