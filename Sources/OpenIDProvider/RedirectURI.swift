@@ -1,4 +1,5 @@
 import Foundation
+import JOSE
 
 /// Which redirect URIs a client may register (RFC 8252 §7) and how a presented one is matched against them.
 public enum RedirectURI {
@@ -47,20 +48,10 @@ public enum RedirectURI {
         if uri.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return true }
         let bytes = Array(uri.utf8)
         for index in bytes.indices where bytes[index] == UInt8(ascii: "%") && index + 2 < bytes.count {
-            guard let high = hexDigit(bytes[index + 1]), let low = hexDigit(bytes[index + 2]) else { continue }
-            let byte = high << 4 | low
+            guard let byte = Hex.decode(String(decoding: bytes[index + 1...index + 2], as: UTF8.self))?.first else { continue }
             if byte < 0x20 || byte == 0x7F { return true }
         }
         return false
-    }
-
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// No port, an empty one (the scheme's default, RFC 3986 §3.2.3), or one a socket can listen on: 1-65535.
