@@ -57,10 +57,14 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
 
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
         try StoreInput.validate(profile)
+        // A returning member is found first: an insert that conflicts has already drawn an id (SQLite's
+        // AUTOINCREMENT, PostgreSQL's identity), so inserting first left a gap in the member ids at every sign-in.
+        if let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) {
+            return (try updated(existing, signingIn: profile, now: now), false)
+        }
         let new = User.firstSignIn(profile, now: now)
         // A new user is one INSERT, and its row is what was bound plus the id the database gave it: built here rather
-        // than read back, which on SQLite materialized the row in a temporary B-tree and decoded it by column name
-        // (a third of the writer thread's instructions per sign-in). A returning user conflicts and is read next.
+        // than read back, which on SQLite materialized the row in a temporary B-tree and decoded it by column name.
         let insertedID = try connection.insertReturningID(SQLStatements.insertUser.text(for: dialect),
             [.text(new.provider), .text(new.providerUserID), .optionalText(new.email), .bool(new.isPrivateEmail),
              .bool(new.emailVerified), .optionalText(new.displayName), .date(new.createdAt),
@@ -73,14 +77,19 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
             user.updatedAt = StoredTime.date(fromUnixSeconds: try StoredTime.unixSeconds(new.updatedAt))
             return (user, true)
         }
+        // Another sign-in of the same new member got there first (PostgreSQL; SQLite's writer is one).
         guard let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) else {
             throw StoreError.database("user \(profile.sub) neither inserted nor found")
         }
+        return (try updated(existing, signingIn: profile, now: now), false)
+    }
+
+    private func updated(_ existing: User, signingIn profile: AppleUserProfile, now: Date) throws -> User {
         let updated = existing.applyingSignIn(profile, now: now)
         if updated != existing {
             try update(updated)
         }
-        return (updated, false)
+        return updated
     }
 
     func user(id: Int64) throws -> User? {
@@ -172,14 +181,10 @@ enum SQLStatements {
         WHERE sessions.id_hash = $1 AND sessions.expires_at > $2
         """
 
-    /// Inserts only when no such user exists: an insert that conflicts has already drawn an id (SQLite's
-    /// AUTOINCREMENT, PostgreSQL's identity), so every returning sign-in left a gap in the member ids. The conflict
-    /// clause still settles two sign-ins of one new user racing.
     static let insertUser = DialectStatement { dialect in """
         INSERT INTO users (provider, provider_user_id, email, is_private_email, email_verified,
                            display_name, created_at, updated_at, email_forwarding_enabled)
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
-        WHERE NOT EXISTS (SELECT 1 FROM users WHERE provider = $1 AND provider_user_id = $2)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
         ON CONFLICT (provider, provider_user_id) DO NOTHING\(dialect.returningID)
         """
     }
