@@ -192,6 +192,25 @@ struct OpenIDProviderFlowTests {
         #expect(refused.text.contains(name.hasPrefix("repeated") ? "more than once" : "has not registered"))
     }
 
+    @Test("a repeated parameter at the token and revocation endpoints is invalid_request, and spends nothing",
+          arguments: ["grant_type", "client_id", "code"])
+    func repeatedAtTokenEndpoint(name: String) throws {
+        let party = try RelyingParty()
+        let code = try party.code()
+        var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", RelyingParty.appRedirect),
+                    ("client_id", RelyingParty.publicClient), ("code_verifier", party.verifier)]
+        form.append((name, form.first { $0.0 == name }!.1))
+        let refused = try party.token(form)
+        #expect(refused.status == 400 && refused.body["error"] == "invalid_request")
+        #expect(refused.body["error_description"]?.stringValue == "the parameter \(name) is repeated")
+        #expect(try party.redeem(code).status == 200)
+        let revoke = try RawHTTPClient.request(port: party.harness.port, method: "POST", path: ProviderEndpoints.revocation,
+                                               headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                               body: FormFields([("token", "x"), ("token", "y"),
+                                                                 ("client_id", RelyingParty.publicClient)]).urlEncoded)
+        #expect(revoke.status == 400)
+    }
+
     @Test("any other repeated parameter goes back to the client as invalid_request")
     func repeatedParameterToRedirect() throws {
         let party = try RelyingParty()

@@ -42,6 +42,9 @@ struct ProviderTokenEndpoint: Sendable {
 
     private func grantTokens(_ request: Request) throws -> Response {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
+        if let repeated = form.repeatedNames.sorted().first {
+            throw OAuthRefusal.invalidRequest("the parameter \(repeated) is repeated")  // RFC 6749 §3.1
+        }
         let client = try clientAuthentication.authenticate(request, form)
         let transaction: GrantTransaction
         switch form["grant_type"] {
