@@ -51,6 +51,10 @@ struct PostgresServerTests {
             #expect(reused.status == 401)
             #expect(reused.body["error"]?.stringValue == "refresh_token_reused")
             #expect(try harness.userCount() == 2)
+            // What instances cost each other, counted by cause (none raced here).
+            let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics").text.split(separator: "\n")
+            #expect(metrics.contains("bridge_store_write_retries_total{cause=\"serialization_failure\"} 0"))
+            #expect(metrics.contains("bridge_store_write_retries_total{cause=\"deadlock\"} 0"))
         }
     }
 

@@ -100,7 +100,7 @@ public enum CompositionRoot {
             openIDProvider: OpenIDProviderGroup(errors: ErrorMapping(presenter: OAuthErrorPresenter(), logger: logger),
                                                 pages: web))
 
-        let routes = BridgeApp(configuration: configuration, metrics: metrics, keys: apple.keys, groups: groups,
+        let routes = BridgeApp(configuration: configuration, metrics: metrics, keys: apple.keys, store: store, groups: groups,
                                endpoints: endpoints, pages: pages, logo: logo)
         return ComposedService(configuration: configuration, store: store, apple: apple, metrics: metrics, routes: routes,
                                clientAddresses: clientAddresses, accountDeletion: accountDeletion)

@@ -10,6 +10,8 @@ public final class BridgeApp: Sendable {
     let metrics: Metrics
     /// Apple's keys, whose fetches `/metrics` counts.
     let keys: JWKSCache
+    /// The store, whose write retries `/metrics` counts.
+    let store: any Store
     let groups: RouteGroups
     let endpoints: Endpoints
     let pages: Pages
@@ -18,24 +20,26 @@ public final class BridgeApp: Sendable {
     /// Every route, and which group each path belongs to.
     let router: Router
 
-    init(configuration: BridgeConfiguration, metrics: Metrics, keys: JWKSCache, groups: RouteGroups, endpoints: Endpoints,
+    init(configuration: BridgeConfiguration, metrics: Metrics, keys: JWKSCache, store: any Store, groups: RouteGroups,
+         endpoints: Endpoints,
          pages: Pages, logo: SiteLogo?) {
         self.configuration = configuration
         self.metrics = metrics
         self.keys = keys
+        self.store = store
         self.groups = groups
         self.endpoints = endpoints
         self.pages = pages
         self.logo = logo
         contentSecurityPolicy = ContentSecurityPolicy.header(allowingAppleJSSDK: configuration.useJSSDK)
-        router = Self.routes(configuration, groups, endpoints, metrics, keys, logo)
+        router = Self.routes(configuration, groups, endpoints, metrics, keys, store, logo)
     }
 
     /// The route table: each route is registered through its group, takes that group's behaviour, and puts its path
     /// in that group; a path no route takes belongs to the group owning its prefix (`/api/`, `/apple/`, `/oauth/`,
     /// `/public/`), else to the pages.
     static func routes(_ configuration: BridgeConfiguration, _ groups: RouteGroups, _ endpoints: Endpoints,
-                       _ metrics: Metrics, _ keys: JWKSCache, _ logo: SiteLogo?) -> Router {
+                       _ metrics: Metrics, _ keys: JWKSCache, _ store: any Store, _ logo: SiteLogo?) -> Router {
         let (web, api, apple, operations) = (groups.web, groups.api, groups.appleCallbacks, groups.operations)
         let (login, redirect, session, native) = (endpoints.login, endpoints.appleRedirect, endpoints.sessionPages, endpoints.nativeAPI)
         var router = Router(fallback: web.group)
@@ -54,8 +58,10 @@ public final class BridgeApp: Sendable {
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
-        router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys] _ in
-            var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)]))
+        router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys, store] _ in
+            // PostgreSQL's writes run again after losing a race (none on SQLite): per sign-in, what instances cost each other.
+            let retries = store.writeRetries.map { ("bridge_store_write_retries_total{cause=\"\($0.cause)\"}", $0.count) }
+            var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)] + retries))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
         })
