@@ -22,6 +22,9 @@ public enum AuthorizationRefusal: Error, Equatable {
 
 extension AuthorizationRequest {
     static let maximumParameterLength = 1024
+    /// The parameters this endpoint reads: RFC 6749 §3.1 forbids repeating them, and asks that any other be ignored.
+    static let parameters: Set<String> = ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce",
+                                          "prompt", "request", "request_uri", "code_challenge", "code_challenge_method"]
 
     /// Checks the query of a GET to the authorization endpoint. The client and redirect URI come first, so that
     /// nothing is ever sent to a redirect URI before it is known to belong to the client. `repeated`: the names
@@ -29,6 +32,7 @@ extension AuthorizationRequest {
     public static func validate(_ parameter: (String) -> String?, repeated: Set<String> = [], clients: ClientRegistry)
         throws(AuthorizationRefusal) -> AuthorizationRequest
     {
+        let repeated = repeated.intersection(parameters)
         guard repeated.isDisjoint(with: ["client_id", "redirect_uri"]) else { throw .repeatedClientOrRedirectURI }
         guard let clientID = parameter("client_id"), let client = clients.client(clientID) else { throw .unknownClient }
         guard let redirectURI = parameter("redirect_uri"), !redirectURI.isEmpty else { throw .missingRedirectURI }

@@ -82,10 +82,10 @@ final class RelyingParty {
     }
 
     func redeem(_ code: String, client: String = publicClient, redirectURI: String = appRedirect,
-                verifier: String? = nil) throws -> (status: Int, body: JSONValue, raw: RawHTTPResponse) {
+                verifier: String? = nil, extra: [(String, String)] = []) throws -> (status: Int, body: JSONValue, raw: RawHTTPResponse) {
         var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("client_id", client)]
         if let verifier = verifier ?? Optional(self.verifier) { form.append(("code_verifier", verifier)) }
-        return try token(form)
+        return try token(form + extra)
     }
 
     /// The claims of a JWT, after checking its RS256 signature with the key the published JWKS names by its kid.
@@ -209,6 +209,9 @@ struct OpenIDProviderFlowTests {
                                                body: FormFields([("token", "x"), ("token", "y"),
                                                                  ("client_id", RelyingParty.publicClient)]).urlEncoded)
         #expect(revoke.status == 400)
+        // A parameter the endpoint does not define is ignored, repeated or not (RFC 6749 §3.1).
+        let unknownTwice = try party.redeem(try party.code(), extra: [("x-trace", "1"), ("x-trace", "2")])
+        #expect(unknownTwice.status == 200)
     }
 
     @Test("any other repeated parameter goes back to the client as invalid_request")

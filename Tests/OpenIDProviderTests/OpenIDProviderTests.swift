@@ -108,7 +108,7 @@ struct OpenIDProviderTests {
     @Test("a repeated parameter is refused: client_id or redirect_uri as a page, any other back to the client",
           arguments: [(["client_id"], "page:repeatedClientOrRedirectURI"), (["redirect_uri"], "page:repeatedClientOrRedirectURI"),
                       (["redirect_uri", "state"], "page:repeatedClientOrRedirectURI"), (["scope"], "invalid_request"),
-                      (["response_type"], "invalid_request"), ([], nil)])
+                      (["response_type"], "invalid_request"), ([], nil), (["utm_source"], nil)])
     func repeatedParameters(names: [String], expected: String?) {
         let outcome: String?
         do {

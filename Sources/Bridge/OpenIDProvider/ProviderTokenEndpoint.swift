@@ -40,9 +40,14 @@ struct ProviderTokenEndpoint: Sendable {
         return try rateLimit.admitting(request) { [self] in try grantTokens(request) }
     }
 
+    /// The parameters of both grants and of client authentication: RFC 6749 §3.1 forbids repeating them, and asks
+    /// that any other be ignored.
+    static let parameters: Set<String> = ["grant_type", "code", "redirect_uri", "client_id", "client_secret",
+                                          "code_verifier", "refresh_token", "scope"]
+
     private func grantTokens(_ request: Request) throws -> Response {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
-        if let repeated = form.repeatedNames.sorted().first {
+        if let repeated = form.repeatedNames.intersection(Self.parameters).sorted().first {
             throw OAuthRefusal.invalidRequest("the parameter \(repeated) is repeated")  // RFC 6749 §3.1
         }
         let client = try clientAuthentication.authenticate(request, form)

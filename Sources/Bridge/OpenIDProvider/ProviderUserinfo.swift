@@ -40,7 +40,7 @@ struct ProviderUserinfo: Sendable {
     /// The listener thread serves other connections while the write waits for its commit.
     func revoke(_ request: Request) throws -> Response {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
-        if let repeated = form.repeatedNames.sorted().first {
+        if let repeated = form.repeatedNames.intersection(["token", "token_type_hint", "client_id", "client_secret"]).sorted().first {
             throw OAuthRefusal.invalidRequest("the parameter \(repeated) is repeated")  // RFC 6749 §3.1
         }
         let client = try clientAuthentication.authenticate(request, form)
