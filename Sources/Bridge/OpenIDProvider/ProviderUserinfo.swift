@@ -24,8 +24,9 @@ struct ProviderUserinfo: Sendable {
         guard let claims = accessTokens.verify(token, now: now) else {
             throw OAuthRefusal.invalidToken("the access token is invalid or expired")
         }
-        // OpenID Connect Core §5.3: userinfo answers tokens issued for OpenID Connect, not the JSON API's own.
-        guard claims.scopes.contains("openid") else {
+        let permissions = TokenPermissions(clientID: claims.clientID, scopes: claims.scopes,
+                                           clients: clientAuthentication.clients)
+        guard permissions.mayReadUserinfo else {
             throw OAuthRefusal.insufficientScope("the access token was not issued with the openid scope")
         }
         guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
