@@ -93,7 +93,7 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     }
 
     func user(id: Int64) throws -> User? {
-        try select(.users, " WHERE id = $1", [.integer(id)]).first
+        try query(SQLStatements.userByID, [.integer(id)]) { try TableMapping.users.decode($0) }.first
     }
 
     func countUsers() throws -> Int {
@@ -105,8 +105,9 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     }
 
     func user(provider: String, providerUserID: String) throws -> User? {
-        try select(.users, " WHERE provider = $1 AND provider_user_id = $2",
-                   [.text(provider), .text(providerUserID)]).first
+        try query(SQLStatements.userByProviderID, [.text(provider), .text(providerUserID)]) {
+            try TableMapping.users.decode($0)
+        }.first
     }
 
     func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws {
@@ -174,6 +175,10 @@ enum SQLStatements {
         FROM login_attempts LEFT JOIN provider_authorizations ON provider_authorizations.state_hash = login_attempts.state
         WHERE login_attempts.state = $1
         """
+
+    /// Every sign-in looks its member up first, and every session page by id: their text is made once.
+    static let userByProviderID = TableMapping.users.selectFrom + " WHERE provider = $1 AND provider_user_id = $2"
+    static let userByID = TableMapping.users.selectFrom + " WHERE id = $1"
 
     static let sessionWithUser = """
         SELECT \(TableMapping.sessions.selectList(prefix: "session_")), \(TableMapping.users.selectList(prefix: "user_"))
