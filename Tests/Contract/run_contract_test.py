@@ -11,7 +11,6 @@ import collections
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,9 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 from schemathesis.specs.openapi.checks import (content_type_conformance, response_headers_conformance,
                                                response_schema_conformance, status_code_conformance)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Support"))
+from dev_server import start_dev_server  # noqa: E402
 
 EXECUTABLE, ROOT = sys.argv[1], sys.argv[2]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,33 +59,8 @@ def brief(message):
     return " ".join([line.strip() for line in message.splitlines() if line.strip()][:2])
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(directory):
-    path = os.path.join(directory, "clients.json")
-    with open(path, "w") as f:
-        json.dump([EXAMPLE_CLIENT], f)
-    port, simulator_port = free_port(), free_port()
-    env = dict(os.environ, BRIDGE_PORT=str(port), SIMULATOR_PORT=str(simulator_port), BRIDGE_CLIENTS_FILE=path)
-    for key in ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY", "BRIDGE_CORS_ORIGINS",
-                "BRIDGE_METRICS_TOKEN", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_REQUIRE_NONCE"]:
-        env.pop(key, None)
-    log = open(os.path.join(directory, "server.log"), "w")
-    process = subprocess.Popen([EXECUTABLE, "dev", "--resources", ROOT], cwd=directory, env=env,
-                               stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(150):
-        try:
-            requests.get(base + "/healthz", timeout=1)
-            return process, base
-        except requests.RequestException:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("the dev server did not start; see " + log.name)
+    return start_dev_server(EXECUTABLE, ROOT, directory, [EXAMPLE_CLIENT])
 
 
 # ---- schemathesis over every documented operation ------------------------------------------------------------

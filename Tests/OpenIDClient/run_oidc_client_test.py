@@ -6,14 +6,10 @@ its own rules (signature from the published JWKS, iss, aud, exp, iat, nonce, at_
 """
 import hashlib
 import html.parser
-import json
 import os
 import secrets
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import warnings
 
@@ -24,6 +20,9 @@ from authlib.integrations.requests_client import OAuth2Session  # noqa: E402
 from authlib.jose import JsonWebKey, jwt  # noqa: E402
 from authlib.oidc.core import CodeIDToken  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Support"))
+from dev_server import free_port, start_dev_server  # noqa: E402
+
 EXECUTABLE, RESOURCES = sys.argv[1], sys.argv[2]
 PUBLIC_ID, CONFIDENTIAL_ID, SECRET = "authlib-public", "authlib-confidential", "authlib-secret-" + secrets.token_hex(8)
 PASSED, FAILED = [], []
@@ -32,12 +31,6 @@ PASSED, FAILED = [], []
 def check(name, ok, detail=""):
     (PASSED if ok else FAILED).append(name)
     print(("PASS " if ok else "FAIL ") + name + ("" if ok or not detail else f": {detail}"), flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Form(html.parser.HTMLParser):
@@ -63,24 +56,7 @@ def start_server(directory):
          "redirect_uris": ["https://rp.example.com/callback"],
          "client_secret_sha256": hashlib.sha256(SECRET.encode()).hexdigest()},
     ]
-    path = os.path.join(directory, "clients.json")
-    with open(path, "w") as f:
-        json.dump(clients, f)
-    port, simulator_port = free_port(), free_port()
-    env = dict(os.environ, BRIDGE_PORT=str(port), SIMULATOR_PORT=str(simulator_port), BRIDGE_CLIENTS_FILE=path)
-    for key in ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY"]:
-        env.pop(key, None)
-    log = open(os.path.join(directory, "server.log"), "w")
-    process = subprocess.Popen([EXECUTABLE, "dev", "--resources", RESOURCES], cwd=directory, env=env,
-                               stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(150):
-        try:
-            requests.get(base + "/healthz", timeout=1)
-            return process, base
-        except requests.RequestException:
-            time.sleep(0.1)
-    raise RuntimeError("the dev server did not start; see " + log.name)
+    return start_dev_server(EXECUTABLE, RESOURCES, directory, clients)
 
 
 def browser_sign_in(authorization_url):

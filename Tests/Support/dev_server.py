@@ -1,0 +1,43 @@
+"""`apple-signin-bridge dev` on free loopback ports, for the Python test runners (OpenID client, API contract)."""
+
+import json
+import os
+import socket
+import subprocess
+import time
+
+import requests
+
+# Settings a developer's shell may carry that would point the server elsewhere or change what the tests expect.
+CLEARED_SETTINGS = ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY", "BRIDGE_CORS_ORIGINS",
+                    "BRIDGE_METRICS_TOKEN", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_REQUIRE_NONCE"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_dev_server(executable, resources, directory, clients):
+    """Starts the dev server (and its Apple ID simulator) with `clients` as BRIDGE_CLIENTS_FILE, its data in
+    `directory`; returns the process and the base URL once /healthz answers."""
+    path = os.path.join(directory, "clients.json")
+    with open(path, "w") as f:
+        json.dump(clients, f)
+    port, simulator_port = free_port(), free_port()
+    env = dict(os.environ, BRIDGE_PORT=str(port), SIMULATOR_PORT=str(simulator_port), BRIDGE_CLIENTS_FILE=path)
+    for key in CLEARED_SETTINGS:
+        env.pop(key, None)
+    log = open(os.path.join(directory, "server.log"), "w")
+    process = subprocess.Popen([executable, "dev", "--resources", resources], cwd=directory, env=env,
+                               stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(150):
+        try:
+            requests.get(base + "/healthz", timeout=1)
+            return process, base
+        except requests.RequestException:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("the dev server did not start; see " + log.name)
