@@ -166,22 +166,31 @@ struct RouteGroupTests {
         return router
     }
 
+    /// The suspending routes on a listener of their own with one thread, so that every write suspends its request.
+    static func suspendingServer(_ harness: BridgeHarness, failing: Bool) throws -> MicroHTTPDListener {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.threadPoolSize = 1
+        let server = MicroHTTPDListener(configuration: configuration, responder: suspendingRoutes(harness.app, failing: failing),
+                                        logger: .silent)
+        try server.start()
+        return server
+    }
+
+    static func post(_ method: String, _ path: String, to server: MicroHTTPDListener) throws -> RawHTTPResponse {
+        try RawHTTPClient.request(port: server.port, method: method, path: path,
+                                  headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "a=b")
+    }
+
     static let suspendingPaths = [("GET", "/page"), ("POST", "/callback"), ("POST", "/apple/event"), ("POST", "/api/thing"),
                                   ("POST", "/api/limited"), ("GET", "/status"), ("POST", "/oauth/thing")]
 
     @Test("a handler with a suspending write, in any group, is answered on resume without any code for it")
     func resumedWithoutHandlerCode() throws {
         let harness = try BridgeHarness()
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
-        configuration.threadPoolSize = 1
-        let server = MicroHTTPDListener(configuration: configuration, responder: Self.suspendingRoutes(harness.app, failing: false),
-                                logger: .silent)
-        try server.start()
+        let server = try Self.suspendingServer(harness, failing: false)
         defer { server.shutdown() }
         for (method, path) in Self.suspendingPaths {
-            let response = try RawHTTPClient.request(port: server.port, method: method, path: path,
-                                                     headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                                                     body: "a=b")
+            let response = try Self.post(method, path, to: server)
             #expect(response.status == 200, "\(path)")
             #expect(response.text == "written for \(path)", "\(path)")
         }
@@ -190,16 +199,9 @@ struct RouteGroupTests {
     @Test("the rest of a resumed request that fails is answered in its group's shape")
     func resumedErrorsInGroupShape() throws {
         let harness = try BridgeHarness()
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
-        configuration.threadPoolSize = 1
-        let server = MicroHTTPDListener(configuration: configuration, responder: Self.suspendingRoutes(harness.app, failing: true),
-                                logger: .silent)
-        try server.start()
+        let server = try Self.suspendingServer(harness, failing: true)
         defer { server.shutdown() }
-        func send(_ method: String, _ path: String) throws -> RawHTTPResponse {
-            try RawHTTPClient.request(port: server.port, method: method, path: path,
-                                      headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "a=b")
-        }
+        func send(_ method: String, _ path: String) throws -> RawHTTPResponse { try Self.post(method, path, to: server) }
         for (method, path) in Self.suspendingPaths {
             let response = try send(method, path)
             #expect(response.status == 503, "\(path)")
