@@ -29,8 +29,18 @@ enum ContentSecurityPolicy {
 
     /// The `form-action` sources of `addresses`, each once, in order; paths on this server need none ('self').
     static func sources(of addresses: [String]) -> [String] {
+        unique(addresses.compactMap(source(of:)))
+    }
+
+    /// Each source once, in order.
+    static func unique(_ sources: [String]) -> [String] {
         var seen: Set<String> = []
-        return addresses.compactMap(source(of:)).filter { seen.insert($0).inserted }
+        return sources.filter { seen.insert($0).inserted }
+    }
+
+    /// A host as an origin writes it: an IPv6 address in brackets.
+    private static func originHost(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 
     /// The source expression that admits `address`: an http(s) URL's origin, or `scheme:` for an app's own scheme
@@ -43,7 +53,7 @@ enum ContentSecurityPolicy {
         guard scheme == "http" || scheme == "https" else { return scheme + ":" }
         guard let host = components.host?.lowercased(), !host.isEmpty, components.user == nil,
               components.password == nil else { return nil }
-        var origin = scheme + "://" + (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)
+        var origin = scheme + "://" + originHost(host)
         if let port = components.port { origin += ":\(port)" }
         return origin.allSatisfy(originCharacters.contains) ? origin : nil
     }
@@ -54,7 +64,7 @@ enum ContentSecurityPolicy {
     static func clientRedirectSource(_ uri: String) -> String? {
         guard let origin = source(of: uri) else { return nil }
         guard origin.hasPrefix("http://"), let host = URLComponents(string: uri)?.host?.lowercased() else { return origin }
-        return "http://" + (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + ":*"
+        return "http://" + originHost(host) + ":*"
     }
 
     private static let schemeCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789+-.")
@@ -68,9 +78,7 @@ extension BridgeConfiguration {
     public var signInDestinationSources: [String] {
         let clientRedirects = clients.clients.keys.sorted().flatMap { clients.clients[$0]?.redirectURIs ?? [] }
             .compactMap(ContentSecurityPolicy.clientRedirectSource)
-        let sources = clientRedirects + ContentSecurityPolicy.sources(
-            of: ContentSecurityPolicy.webSignInDestinations(site.afterSignInURL, site.returnURLs))
-        var seen: Set<String> = []
-        return sources.filter { seen.insert($0).inserted }
+        return ContentSecurityPolicy.unique(clientRedirects + ContentSecurityPolicy.sources(
+            of: ContentSecurityPolicy.webSignInDestinations(site.afterSignInURL, site.returnURLs)))
     }
 }
