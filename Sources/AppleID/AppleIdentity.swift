@@ -31,6 +31,8 @@ public struct AppleIdentity: Sendable, Equatable {
     public var issuedAt: Date
     public var expiresAt: Date
     public var authTime: Date?
+    /// SHA-256 of the whole token, lowercase hex, when it came from `IdentityTokenVerifier.verify`.
+    public var tokenDigest: String?
 
     public init(subject: String, audience: String, issuer: String, email: String?, emailVerified: Bool,
                 isPrivateEmail: Bool, realUserStatus: Int?, nonceVerified: Bool, issuedAt: Date, expiresAt: Date,

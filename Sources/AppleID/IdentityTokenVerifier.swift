@@ -17,8 +17,11 @@ public final class IdentityTokenVerifier: Sendable {
     public func verify(_ token: String, context: VerificationContext = VerificationContext(),
                        fetchingKeys: Bool = true) throws(TokenRejection) -> AppleIdentity {
         let keySet: any AppleKeySet = fetchingKeys ? keys : HeldKeys(base: keys)
-        let claims = try AppleSignedClaims.verify(token, keys: keySet, maxLength: policy.maximumTokenLength)
-        return try check(claims, context: context)
+        let (claims, tokenDigest) = try AppleSignedClaims.verifyWithDigest(token, keys: keySet,
+                                                                         maxLength: policy.maximumTokenLength)
+        var identity = try check(claims, context: context)
+        identity.tokenDigest = tokenDigest
+        return identity
     }
 
     /// Whether verifying `token` would need no call to Apple: its key is held (or the token will be refused

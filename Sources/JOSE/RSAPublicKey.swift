@@ -94,19 +94,35 @@ public final class RSAPublicKey: @unchecked Sendable {
         }
     }
 
-    /// The same, without the generic dispatch; the form the token verification hot path uses.
+    /// The same, without the generic dispatch.
     public func verifyRS256(signature: [UInt8], message: [UInt8]) -> Bool {
+        var messageHash = SHA256Stream()
+        return verifyRS256(signature: signature, message: message, hashingInto: &messageHash)
+    }
+
+    /// The form the token verification hot path uses: the message is hashed into `messageHash` (a fresh stream),
+    /// which the caller may continue, e.g. to the whole token's digest, without hashing the message again.
+    public func verifyRS256(signature: [UInt8], message: [UInt8], hashingInto messageHash: inout SHA256Stream) -> Bool {
         signature.withUnsafeBufferPointer { signature in
-            message.withUnsafeBufferPointer { message in verifyRS256(signature: signature, message: message) }
+            message.withUnsafeBufferPointer { message in
+                verifyRS256(signature: signature, message: message, hashingInto: &messageHash)
+            }
         }
     }
 
     /// The borrowed-buffer form, for callers that already hold contiguous bytes.
     public func verifyRS256(signature: UnsafeBufferPointer<UInt8>, message: UnsafeBufferPointer<UInt8>) -> Bool {
+        var messageHash = SHA256Stream()
+        return verifyRS256(signature: signature, message: message, hashingInto: &messageHash)
+    }
+
+    private func verifyRS256(signature: UnsafeBufferPointer<UInt8>, message: UnsafeBufferPointer<UInt8>,
+                             hashingInto messageHash: inout SHA256Stream) -> Bool {
         // A PKCS#1 signature is exactly as long as the modulus; anything else is forged or truncated.
         guard signature.count == (modulusBits + 7) / 8 else { return false }
+        messageHash.update(message)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.digestLength) { digest in
-            SHA256.digest(message, into: digest.baseAddress!)
+            messageHash.finalize(into: digest.baseAddress!)
             return verifier.verify(signature: signature, digest: UnsafeBufferPointer(digest))
         }
     }

@@ -31,12 +31,45 @@ public enum SHA256 {
     /// Hashes into a caller-provided 32-byte buffer; the allocation-free form for hot paths.
     @usableFromInline
     static func digest(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>) {
-        var length: UInt32 = 0
-        guard EVP_Digest(input.nonNullBase, input.count, output, &length, FetchedAlgorithms.sha256, nil) == 1,
-              length == UInt32(digestLength)
-        else {
-            fatalError("SHA-256 failed: \(OpenSSLErrorQueue.drain())")
+        var stream = SHA256Stream()
+        stream.update(input)
+        stream.finalize(into: output)
+    }
+}
+
+/// SHA-256 fed in pieces, a value that can be copied part-way: the state after a prefix, continued with different
+/// suffixes. A sign-in hashes the identity token's `header.payload` for its RS256 check and the whole token for the
+/// replay record; continuing the first hash with the rest hashes the kilobyte once instead of twice.
+public struct SHA256Stream: Sendable {
+    private var context = SHA256_CTX()
+
+    public init() {
+        SHA256_Init(&context)
+    }
+
+    public mutating func update(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        SHA256_Update(&context, base, bytes.count)
+    }
+
+    public mutating func update(_ bytes: some Collection<UInt8>) {
+        withContiguousBytes(bytes) { update($0) }
+    }
+
+    /// The digest of everything fed so far; the stream itself is left as it was, to be continued.
+    public func finalized() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: SHA256.digestLength) { output, initialized in
+            finalize(into: output.baseAddress!)
+            initialized = SHA256.digestLength
         }
+    }
+
+    /// The digest as 64 lowercase hex characters (as `SHA256.hexDigest` gives).
+    public func finalizedHex() -> String { Hex.encode(finalized()) }
+
+    func finalize(into output: UnsafeMutablePointer<UInt8>) {
+        var copy = context
+        SHA256_Final(output, &copy)
     }
 }
 

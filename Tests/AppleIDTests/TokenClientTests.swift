@@ -188,6 +188,20 @@ extension AppleIDTests {
         }
     }
 
+    @Suite("The verified token's digest")
+    struct TokenDigest {
+        @Test("is the SHA-256 of the whole token, as replay records have always stored it, for tokens of several sizes")
+        func matchesWholeTokenHash() throws {
+            let fixture = try SimulatorFixture(registerKey: false)
+            for email in [nil, "a@example.com", String(repeating: "long.address.", count: 40) + "@example.com"] {
+                let token = try fixture.simulator.mintIdentityToken(
+                    IdentityTokenClaims(audience: SimulatorFixture.servicesID, subject: SimulatedUser.ada.sub, email: email))
+                let identity = try fixture.verifier.verify(token, context: VerificationContext(checkNonce: false))
+                #expect(identity.tokenDigest == SHA256.hexDigest(token))
+            }
+        }
+    }
+
     @Suite("The verifier's nonce rule for token-endpoint id_tokens")
     struct NonceRule {
         @Test("a Services-ID token without nonce is refused by default and accepted with checkNonce false")

@@ -10,6 +10,19 @@ struct SymmetricCryptoTests {
         #expect(SHA256.hexDigest([UInt8]()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    @Test("SHA-256 fed in pieces, and continued from a copy, equals the hash of the whole", arguments: [0, 1, 55, 56, 64, 1000])
+    func sha256Stream(length: Int) {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let suffix = Array(".signature".utf8)
+        var stream = SHA256Stream()
+        stream.update(bytes.prefix(length / 3))
+        stream.update(bytes.dropFirst(length / 3))
+        let continued = { var copy = stream; copy.update(suffix); return copy.finalizedHex() }()
+        #expect(stream.finalized() == SHA256.hash(bytes))
+        #expect(continued == SHA256.hexDigest(bytes + suffix))
+        #expect(stream.finalized() == SHA256.hash(bytes), "finalizing leaves the stream as it was")
+    }
+
     @Test("HMAC-SHA256, RFC 4231 test case 2")
     func hmacRFC4231() {
         let tag = HMACSHA256.authenticate(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))

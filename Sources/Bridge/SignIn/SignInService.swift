@@ -101,7 +101,7 @@ struct SignInService: Sendable {
         let sealedAppleRefreshToken: [UInt8]?
 
         init(_ request: SignInRequest, vault: AppleTokenVault) throws {
-            tokenDigest = SecretTokens.digest(request.identityToken)
+            tokenDigest = request.identity.tokenDigest ?? SecretTokens.digest(request.identityToken)
             session = SessionIssuer.newSession(withRefreshToken: request.grant == .appSession)
             sealedAppleRefreshToken = try request.codeExchange.appleRefreshToken
                 .map { try vault.seal($0, clientID: request.identity.audience) }
