@@ -26,6 +26,22 @@ struct CompactJWSTests {
             #expect(jws.signingInput == Array((dots[0] + "." + dots[1]).utf8))
         }
 
+        @Test("the header alone: what parsing the whole token gives, nil for what parsing refuses over its shape or header")
+        func headerOnly() throws {
+            let token = try JWSSigner.signRS256(claims: ["sub": "x"], key: TestKeys.rsa, keyID: "K1")
+            #expect(CompactJWS.header(ofToken: token) == (try CompactJWS(parsing: token)).header)
+            let refused = [
+                token + ".x", String(token.prefix(while: { $0 != "." })) + ".x", "." + token.split(separator: ".").dropFirst().joined(separator: "."),
+                CompactJWSTests.token(header: #"{"alg":"RS256","crit":["b64"]}"#), CompactJWSTests.token(header: "[1]"),
+                "!!!." + token.split(separator: ".").dropFirst().joined(separator: "."),
+            ]
+            for malformed in refused {
+                #expect(throws: JOSEError.self) { try CompactJWS(parsing: malformed) }
+                #expect(CompactJWS.header(ofToken: malformed) == nil, "\(malformed.prefix(40))")
+            }
+            #expect(CompactJWS.header(ofToken: token, maxLength: token.utf8.count - 1) == nil)
+        }
+
         @Test("parses from a Substring too")
         func substring() throws {
             let token = CompactJWSTests.token(header: #"{"alg":"RS256"}"#)
