@@ -17,7 +17,8 @@ enum AppleSignedClaims {
                                  maxLength: Int) throws(TokenRejection) -> (claims: AppleClaims, tokenDigest: String) {
         var tokenHash = SHA256Stream()
         let verified = try verify(token, keys: keys, maxLength: maxLength, signingInputHash: &tokenHash)
-        tokenHash.update(token.utf8.dropFirst(verified.signingInputLength))
+        var token = token
+        token.withUTF8 { tokenHash.update(UnsafeBufferPointer(rebasing: $0[verified.signingInputLength...])) }
         return (verified.claims, tokenHash.finalizedHex())
     }
 

@@ -75,9 +75,9 @@ public struct CompactJWS: Sendable {
     /// The protected header of a compact JWS, decoded and parsed without touching the payload or signature: for
     /// decisions made before verifying (which key, whether it is held). Nil for anything `init(parsing:)` would
     /// refuse over its length, its segments or its header; the payload and signature are not checked.
-    public static func header(ofToken token: some StringProtocol,
-                              maxLength: Int = CompactJWS.defaultMaxLength) -> JSONValue? {
-        withContiguousBytes(token.utf8) { (bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? in
+    public static func header(ofToken token: String, maxLength: Int = CompactJWS.defaultMaxLength) -> JSONValue? {
+        var token = token
+        return token.withUTF8 { bytes -> JSONValue? in
             guard bytes.count <= maxLength, let first = firstDot(in: bytes, from: 0), first > 0,
                   let second = firstDot(in: bytes, from: first + 1), firstDot(in: bytes, from: second + 1) == nil,
                   let headerJSON = Base64URL.decode(buffer: UnsafeBufferPointer(rebasing: bytes[..<first])),
