@@ -51,6 +51,8 @@ struct Arguments {
 
     /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
     static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id"]
+    /// Options without a value, kept with their dashes.
+    static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes"]
 
     init(_ raw: [String]) {
         var rest = raw[...]
@@ -59,7 +61,7 @@ struct Arguments {
             rest = rest.dropFirst()
         }
         while let argument = rest.popFirst() {
-            if argument == "--help" || argument == "-h" || argument == "--version" || argument == "--online" || argument == "--yes" {
+            if Self.flags.contains(argument) {
                 options[argument] = ""
             } else if argument.hasPrefix("--") {
                 let parts = argument.dropFirst(2).split(separator: "=", maxSplits: 1)

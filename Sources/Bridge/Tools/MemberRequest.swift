@@ -11,8 +11,8 @@ public enum MemberRequest: Equatable, Sendable {
     /// Deletes only when `confirmed` (`--yes`); otherwise says what would be deleted.
     case delete(memberID: Int64, confirmed: Bool)
 
-    public static let usage = "usage: apple-signin-bridge members find --sub SUB | --email EMAIL"
-        + " | members export --id ID | members delete --id ID --yes  [--config FILE]"
+    public static let usage = "usage: apple-signin-bridge members find (--sub SUB | --email EMAIL)"
+        + " | export --id ID | delete --id ID --yes [--config FILE]"
 
     /// The action word, for the audit line.
     var action: String {
