@@ -14,6 +14,17 @@ public struct MemberRecords: Sendable {
     public var providerGrants: [ProviderGrant]
     public var authorizationCodes: [AuthorizationCodeRecord]
 
+    public init(user: User, sessions: [Session], refreshTokens: [RefreshToken], revokedRefreshTokens: [RevokedRefreshToken],
+                appleToken: AppleTokenRecord?, providerGrants: [ProviderGrant], authorizationCodes: [AuthorizationCodeRecord]) {
+        self.user = user
+        self.sessions = sessions
+        self.refreshTokens = refreshTokens
+        self.revokedRefreshTokens = revokedRefreshTokens
+        self.appleToken = appleToken
+        self.providerGrants = providerGrants
+        self.authorizationCodes = authorizationCodes
+    }
+
     /// The tables `memberRecords(userID:)` reads and, for each, the columns it reads. A test holds the schema to it:
     /// every table with a `user_id` column, and every column of those tables and of `users`, must be here, so a new
     /// kind of member data cannot be left out of the export unnoticed.
