@@ -133,9 +133,9 @@ public enum CompositionRoot {
         let clock = WallClock.system
         let apple = appleServices(configuration, clientKey: try clientKey(configuration), transport: transport,
                                   clock: clock, logger: logger)
-        let accountDeletion = AccountDeletion(store: store, clock: clock,
-                                              vault: AppleTokenVault(key: try ServerSecrets(secretKey: secretKey).appleTokenKey),
-                                              appleTokens: apple.tokenClient, metrics: Metrics(), logger: logger)
+        let vault = AppleTokenVault(key: try ServerSecrets(secretKey: secretKey).appleTokenKey)
+        let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
+                                              metrics: Metrics(), logger: logger)
         return MemberRequests(store: store, accountDeletion: accountDeletion, clock: clock, logger: logger)
     }
 

@@ -25,15 +25,15 @@ struct AccountDeletion: Sendable {
         let record = try store.read { try $0.appleToken(userID: userID) }
         try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
         let revocation = record.map(revokeAtApple) ?? .none
-        return try request.answer(afterWriting: deletion(of: userID, revocation: revocation, record: record), to: store) {
-            [self] _ in
+        let write = deletion(of: userID, revocation: revocation, record: record)
+        return try request.answer(afterWriting: write, to: store) { [self] _ in
             recordDeletion(of: userID, revocation)
             return try answer(revocation)
         }
     }
 
     /// The same deletion for the command line (`members delete`), waiting on Apple and on the commit in the calling
-    /// thread. Nil when there was no such member (nothing was revoked or deleted).
+    /// thread. Nil when there is no such member.
     func deleteAccount(userID: Int64) throws -> RevocationResult? {
         let (user, record) = try store.read { (try $0.user(id: userID), try $0.appleToken(userID: userID)) }
         guard user != nil else { return nil }
