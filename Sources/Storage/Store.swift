@@ -78,6 +78,22 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// more than once.
     func recordNotification(jti: String, now: Date) throws -> Bool
 
+    // MARK: - Member requests (`members find`, `members export`; see `memberRecords(userID:)`)
+
+    /// Every member whose email is `email` up to ASCII case, lowest id first. There may be several: Apple's email
+    /// claim is not unique over time (an address can move to another Apple ID), and members are keyed by `sub`.
+    func users(email: String) throws -> [User]
+    /// Every session of the user, expired ones not yet swept included, oldest first.
+    func sessions(userID: Int64) throws -> [Session]
+    /// Every refresh token of the user's live families, rotated ones included, oldest first.
+    func refreshTokens(userID: Int64) throws -> [RefreshToken]
+    /// The kept tokens of the user's revoked families, oldest first.
+    func revokedRefreshTokens(userID: Int64) throws -> [RevokedRefreshToken]
+    /// The OpenID provider's grants to the user's relying parties, oldest first.
+    func providerGrants(userID: Int64) throws -> [ProviderGrant]
+    /// The OpenID provider's authorization codes issued for the user and not swept yet, oldest first.
+    func authorizationCodes(userID: Int64) throws -> [AuthorizationCodeRecord]
+
     // MARK: - Shared across instances (rate limits, leases, revocation claims)
     //
     // What several instances on one database must agree on. Every backend implements these;

@@ -21,6 +21,11 @@ Usage:
                                                 print an ES256 client secret, for trying Apple's endpoints with curl
   apple-signin-bridge keys rotate [--config FILE]
                                                 add an OpenID provider signing key that signs from now on
+  apple-signin-bridge members find --sub SUB | --email EMAIL [--config FILE]
+  apple-signin-bridge members export --id ID [--config FILE]
+  apple-signin-bridge members delete --id ID --yes [--config FILE]
+                                                a member's data on request: find them, export everything kept, delete
+                                                (exit 3: no such member; see docs/member-requests.md)
   apple-signin-bridge --help | --version
 
 Every command also takes --resources DIR: the folder with Templates/, Public/ and Locales/ (found automatically otherwise).
@@ -45,7 +50,9 @@ struct Arguments {
     var options: [String: String] = [:]
 
     /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
-    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id"]
+    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id"]
+    /// Options without a value, kept with their dashes.
+    static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes"]
 
     init(_ raw: [String]) {
         var rest = raw[...]
@@ -54,13 +61,14 @@ struct Arguments {
             rest = rest.dropFirst()
         }
         while let argument = rest.popFirst() {
-            if argument == "--help" || argument == "-h" || argument == "--version" || argument == "--online" {
+            if Self.flags.contains(argument) {
                 options[argument] = ""
             } else if argument.hasPrefix("--") {
                 let parts = argument.dropFirst(2).split(separator: "=", maxSplits: 1)
                 guard Self.valueOptions.contains(String(parts.first ?? "")) else {
                     fail("unknown option \(argument.split(separator: "=").first ?? ""); try apple-signin-bridge --help")
                 }
+                guard options[String(parts[0])] == nil else { fail("option --\(parts[0]) is given twice") }
                 if parts.count == 2 {
                     options[String(parts[0])] = String(parts[1])
                 } else if let value = rest.popFirst() {
@@ -230,6 +238,21 @@ func clientSecret() -> Never {
     }
 }
 
+/// `members find|export|delete`: data-subject requests (access, erasure), one audit line each.
+func members() -> Never {
+    let request: MemberRequest
+    do {
+        request = try MemberRequest.parse(words: arguments.positional, options: arguments.options)
+    } catch {
+        fail(error.description, code: MemberRequestOutcome.Status.usage.rawValue)
+    }
+    let outcome = MemberRequests.run(request, configuration: loadConfiguration(mode: .production), logger: logger)
+    if let output = outcome.output { print(output) }
+    if let message = outcome.message { fail(message, code: outcome.status.rawValue) }
+    Logger.flush()
+    exit(outcome.status.rawValue)
+}
+
 switch arguments.command {
 case "serve": serve()
 case "dev": dev()
@@ -237,5 +260,6 @@ case "verify-token": verifyToken()
 case "doctor": doctor()
 case "client-secret": clientSecret()
 case "keys": keys()
+case "members": members()
 default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }

@@ -120,6 +120,25 @@ public enum CompositionRoot {
         }
     }
 
+    /// What `members` needs: the configured store, which must exist already (a mistyped SQLite path would otherwise
+    /// be a new, empty database without the member), and account deletion as the server does it, with the key that
+    /// opens the stored Apple tokens.
+    static func memberRequests(_ configuration: BridgeConfiguration, transport: any AppleHTTPTransport,
+                               logger: Logger) throws(ConfigurationError) -> MemberRequests {
+        guard let secretKey = configuration.secretKey else { throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing") }
+        if case let .sqlite(path) = configuration.database, !FileManager.default.fileExists(atPath: path) {
+            throw ConfigurationError("BRIDGE_DATABASE", "names no database: \(path) does not exist")
+        }
+        let store = try openStore(configuration, logger: logger)
+        let clock = WallClock.system
+        let apple = appleServices(configuration, clientKey: try clientKey(configuration), transport: transport,
+                                  clock: clock, logger: logger)
+        let vault = AppleTokenVault(key: try ServerSecrets(secretKey: secretKey).appleTokenKey)
+        let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
+                                              metrics: Metrics(), logger: logger)
+        return MemberRequests(store: store, accountDeletion: accountDeletion, clock: clock, logger: logger)
+    }
+
     /// The key that signs client secrets, or nil when APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are unset.
     public static func clientKey(_ configuration: BridgeConfiguration) throws(ConfigurationError) -> AppleClientKey? {
         guard let teamID = configuration.teamID, let keyID = configuration.keyID, let path = configuration.privateKeyPath else {

@@ -25,20 +25,43 @@ struct AccountDeletion: Sendable {
         let record = try store.read { try $0.appleToken(userID: userID) }
         try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
         let revocation = record.map(revokeAtApple) ?? .none
-        // A token Apple did not take now is queued, still encrypted, and retried.
+        let write = deletion(of: userID, revocation: revocation, record: record)
+        return try request.answer(afterWriting: write, to: store) { [self] _ in
+            recordDeletion(of: userID, revocation)
+            return try answer(revocation)
+        }
+    }
+
+    /// The same deletion for the command line (`members delete`), waiting on Apple and on the commit in the calling
+    /// thread. Nil when there is no such member.
+    func deleteAccount(userID: Int64) throws -> RevocationResult? {
+        let (user, record) = try store.read { (try $0.user(id: userID), try $0.appleToken(userID: userID)) }
+        guard user != nil else { return nil }
+        let revocation = record.map(revokeAtApple) ?? .none
+        guard try store.write(deletion(of: userID, revocation: revocation, record: record)) else { return nil }
+        recordDeletion(of: userID, revocation)
+        return revocation
+    }
+
+    /// The write that deletes the user (true when it did), queueing the Apple token, still encrypted, when Apple did
+    /// not take it back now: the revocation queue retries it.
+    private func deletion(of userID: Int64, revocation: RevocationResult,
+                          record: AppleTokenRecord?) -> @Sendable (any StoreTransaction) throws -> Bool {
         let queued = revocation == .queued ? record : nil
         let now = clock.now
-        return try request.answer(afterWriting: { transaction in
+        return { transaction in
             if let queued {
                 _ = try transaction.enqueueRevocation(clientID: queued.clientID, encryptedToken: queued.encryptedRefreshToken,
                                                       tokenTypeHint: "refresh_token", now: now)
             }
-            try transaction.deleteUser(id: userID)
-        }, to: store) { [metrics, logger] in
-            metrics.increment("bridge_accounts_deleted_total", ["apple_revocation": revocation.rawValue])
-            logger.info("account_deleted", ["user_id": String(userID), "apple_revocation": revocation.rawValue])
-            return try answer(revocation)
+            return try transaction.deleteUser(id: userID)
         }
+    }
+
+    /// Counted and logged once the deletion committed.
+    private func recordDeletion(of userID: Int64, _ revocation: RevocationResult) {
+        metrics.increment("bridge_accounts_deleted_total", ["apple_revocation": revocation.rawValue])
+        logger.info("account_deleted", ["user_id": String(userID), "apple_revocation": revocation.rawValue])
     }
 
     /// `.revoked` when Apple took the token back within the request's budget, else `.queued`.
