@@ -61,9 +61,10 @@ public final class IdentityTokenVerifier: Sendable {
             return false
         }
         guard let expected else { return false }
-        let matchesRaw = ConstantTime.equals(tokenNonce, expected)
-        let matchesHash = ConstantTime.equals(tokenNonce, SHA256.hexDigest(Array(expected.utf8)))
-        guard matchesRaw || matchesHash else { throw .nonceMismatch }
+        // The hash is computed only when the raw nonce differs: which form matched tells nothing secret (the token's
+        // holder can read its nonce), and a web sign-in, which sends the raw nonce, then skips a SHA-256.
+        guard ConstantTime.equals(tokenNonce, expected)
+                || ConstantTime.equals(tokenNonce, SHA256.hexDigest(Array(expected.utf8))) else { throw .nonceMismatch }
         return true
     }
 }
