@@ -30,7 +30,7 @@ public struct MetricFamily: Sendable {
     public static let all: [MetricFamily] = [
         // Signing in.
         MetricFamily("bridge_login_attempts_total", .counter,
-                     "Login attempts started (GET /login and OpenID authorizations): each a new state and nonce."),
+                     "Login pages served by GET /login, each a new login attempt (state and nonce)."),
         MetricFamily("bridge_sign_ins_total", .counter,
                      "Sign-ins that opened a session, by flow (web, webview-native, api)."),
         MetricFamily("bridge_callback_rejections_total", .counter,
