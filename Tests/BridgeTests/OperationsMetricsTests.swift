@@ -56,12 +56,16 @@ struct OperationsMetricsTests {
         #expect(text.contains("bridge_oidc_tokens_issued_total{grant_type=\"a\\\"b\\\\c\\nd\"} 1\n"))
     }
 
-    @Test("a counter no one described is still listed, typed as a counter")
-    func undescribedCounter() {
+    @Test("a counter or histogram no one described is still listed, with its type and a help line saying so")
+    func undescribedFamilies() {
         let metrics = Metrics()
         metrics.increment("bridge_something_new_total")
+        metrics.observe("bridge_something_timed_seconds", 0.2)
         let text = metrics.prometheusText()
+        #expect(text.contains("# HELP bridge_something_new_total Not described in MetricFamily.all.\n"))
         #expect(text.contains("# TYPE bridge_something_new_total counter\nbridge_something_new_total 1\n"))
+        #expect(text.contains("# TYPE bridge_something_timed_seconds histogram\n"))
+        #expect(Self.sample(text, "bridge_something_timed_seconds_bucket{le=\"0.25\"}") == 1)
     }
 
     @Test("after a web sign-in: requests timed by route (never by raw path), Apple's calls, the breakers, the backlog")

@@ -62,15 +62,19 @@ public final class Metrics: Sendable {
         return histograms.withLock { $0[name]?[series]?.count ?? 0 }
     }
 
-    /// The exposition: every described family in name order with HELP and TYPE, then any counter the description
-    /// does not know (a name added without describing it; listed rather than lost).
+    /// The exposition: every described family in name order with HELP and TYPE, then any the description does not
+    /// know (a name added without describing it: listed rather than lost, and `scripts/operations-check` fails).
     public func prometheusText(collected: [Sample] = []) -> String {
         let (counters, histograms) = (counters.withLock { $0 }, histograms.withLock { $0 })
         var collectedByName: [String: [Sample]] = [:]
         for sample in collected { collectedByName[sample.name, default: []].append(sample) }
         let described = Set(MetricFamily.all.map(\.name))
-        let undescribed = Set(counters.keys).union(collectedByName.keys).subtracting(described).sorted()
-            .map { MetricFamily($0, .counter, "Not described in MetricFamily.all.") }
+        var kinds: [String: MetricFamily.Kind] = [:]
+        for name in counters.keys { kinds[name] = .counter }
+        for name in histograms.keys { kinds[name] = .histogram }
+        for name in collectedByName.keys { kinds[name] = .gauge }
+        let undescribed = kinds.filter { !described.contains($0.key) }.sorted { $0.key < $1.key }
+            .map { MetricFamily($0.key, $0.value, "Not described in MetricFamily.all.") }
         var text = ""
         for family in MetricFamily.all.sorted(by: { $0.name < $1.name }) + undescribed {
             text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.kind.rawValue)\n"
@@ -134,7 +138,7 @@ extension Metrics.Distribution {
         var cumulative = 0
         for (index, bound) in (bounds + [.infinity]).enumerated() {
             cumulative += buckets[index]
-            let le = "le=\"\(Metrics.number(bound) == "+Inf" ? "+Inf" : String(bound))\""
+            let le = "le=\"\(bound == .infinity ? "+Inf" : String(bound))\""
             lines.append(Metrics.line(name + "_bucket", series.isEmpty ? le : series + "," + le, String(cumulative)))
         }
         lines.append(Metrics.line(name + "_sum", series, String(sum)))
