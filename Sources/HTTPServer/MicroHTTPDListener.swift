@@ -110,6 +110,7 @@ final class ServerContext: Sendable {
     let clientLimiter: ClientRequestLimiter
     let trustsForwardedFor: @Sendable (String) -> Bool
     let forwardedClientKey: @Sendable (String, [String]) -> String
+    let requestCompleted: (@Sendable (String, Int, Double) -> Void)?
 
     init(configuration: ServerConfiguration, responder: any HTTPResponder, logger: Logger,
          refusal: @escaping MicroHTTPDListener.Refusal) {
@@ -128,6 +129,7 @@ final class ServerContext: Sendable {
         self.clientLimiter = ClientRequestLimiter(limit: configuration.perClientRequestLimit)
         self.trustsForwardedFor = configuration.trustsForwardedFor
         self.forwardedClientKey = configuration.forwardedClientKey
+        self.requestCompleted = configuration.requestCompleted
     }
 
     /// The answer when no worker is free for a request that must leave the listener, or the server is stopping.
@@ -349,6 +351,7 @@ enum MicroHTTPDCallbacks {
         context.logger.request(method: pending.method, path: pending.path, status: pending.status,
                                microseconds: (now &- pending.started) / 1000,
                                aborted: termination == .REQUEST_TERMINATED_COMPLETED_OK ? nil : Int(termination.rawValue))
+        context.requestCompleted?(pending.path, pending.status, Double(now &- pending.started) / 1e9)
     }
 
     enum ChainOutcome {

@@ -77,6 +77,13 @@ public struct Router: HTTPResponder {
         return owners.first { path.hasPrefix($0.prefix) }?.group ?? fallback
     }
 
+    /// What a path is counted under in metrics: its registered path, else the prefix whose route takes it, else
+    /// `other`; never the path itself, which the client chooses.
+    public func metricsRoute(for path: String) -> String {
+        if exact[path] != nil { return path }
+        return prefixRoutes.first { path.hasPrefix($0.prefix) }?.prefix ?? "other"
+    }
+
     public func respond(to request: Request) throws -> Response {
         let (group, handler) = resolve(request)
         return try group.middleware.respond(to: request) { request in

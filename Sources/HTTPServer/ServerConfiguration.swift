@@ -37,6 +37,10 @@ public struct ServerConfiguration: Sendable {
         Request.forwardedClient(peer: peer, lastField: fields.last)
     }
 
+    /// Told of every request when it has been answered (or its connection ended): its path, status (0 when none
+    /// was sent) and seconds from its arrival. Runs on a listener thread: keep it quick. For metrics.
+    public var requestCompleted: (@Sendable (_ path: String, _ status: Int, _ seconds: Double) -> Void)?
+
     public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
 
     /// Listener threads for `cores` cores (at least 4, at most 256): four per core when a read waits on another

@@ -54,6 +54,10 @@ extension SQLTransaction {
         try query("SELECT COUNT(*) AS count FROM pending_revocations") { Int(try $0.requiredInteger("count")) }.first ?? 0
     }
 
+    func oldestPendingRevocationCreatedAt() throws -> Date? {
+        try query("SELECT MIN(created_at) AS oldest FROM pending_revocations") { try $0.optionalDate("oldest") }.first ?? nil
+    }
+
     // MARK: - Notifications
 
     func recordNotification(jti: String, now: Date) throws -> Bool {

@@ -74,6 +74,8 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// Counts the failed attempt and keeps `error` (which must not contain the token).
     func postponeRevocation(id: Int64, nextAttemptAt: Date, error: String) throws
     func pendingRevocationCount() throws -> Int
+    /// When the longest-waiting queued revocation was first queued; nil when the queue is empty.
+    func oldestPendingRevocationCreatedAt() throws -> Date?
     /// True the first time a notification `jti` is seen: Apple may deliver an event
     /// more than once.
     func recordNotification(jti: String, now: Date) throws -> Bool

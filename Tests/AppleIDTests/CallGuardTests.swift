@@ -113,6 +113,28 @@ extension AppleIDTests {
             #expect(!transport.callGuard.isOpen("/auth/token"))
         }
 
+        @Test("every call is reported with its endpoint, how it ended and how long it was waited for; a refused one untimed")
+        func observed() throws {
+            let records = Mutex<[AppleCallRecord]>([])
+            var settings = AppleCallGuard.Settings()
+            settings.failureThreshold = 2
+            let transport = GuardedTransport(scripted, guard: AppleCallGuard(settings: settings, clock: clock.clock),
+                                             callTimeout: 5) { record in records.withLock { $0.append(record) } }
+            let url = "https://apple.test/auth/token"
+            scripted.answer([.status(200), .status(400), .slow(0.5), .status(503)])
+            _ = try transport.postForm(url, fields: [])
+            _ = try transport.postForm(url, fields: [])
+            _ = try? transport.postForm(url, fields: [], deadline: Date().addingTimeInterval(0.1))
+            _ = try transport.postForm(url, fields: [])  // the second failure in a row opens the breaker
+            _ = try? transport.postForm(url, fields: [])
+            let seen = records.withLock { $0 }
+            #expect(seen.map(\.result) == [.ok, .clientError, .timeout, .serverError, .refused])
+            #expect(seen.allSatisfy { $0.endpoint == "/auth/token" })
+            #expect(seen.dropLast().allSatisfy { ($0.seconds ?? -1) >= 0 })
+            #expect((seen[2].seconds ?? 0) >= 0.09 && (seen[2].seconds ?? 1) < 0.45)
+            #expect(seen.last?.seconds == nil)
+        }
+
         @Test("a caller stops waiting at its deadline; the call still counts in flight until it really ends")
         func deadline() throws {
             let transport = guarded(callTimeout: 5)

@@ -50,6 +50,25 @@ extension StoreBehaviour {
             }
         }
 
+        @Test("the oldest queued revocation's age is its first queuing, however often it was postponed",
+              arguments: Backend.allCases)
+        func oldestPending(backend: Backend) throws {
+            try withFreshStore(backend) { fixture throws in
+                let store = fixture.store
+                #expect(try store.read { try $0.oldestPendingRevocationCreatedAt() } == nil)
+                let (a, b) = try store.write { tx in
+                    (try tx.enqueueRevocation(clientID: "c", encryptedToken: [1], tokenTypeHint: "refresh_token", now: t0),
+                     try tx.enqueueRevocation(clientID: "c", encryptedToken: [2], tokenTypeHint: "refresh_token", now: t0 + 5))
+                }
+                try store.write { try $0.postponeRevocation(id: a, nextAttemptAt: t0 + 3600, error: "timed out") }
+                #expect(try store.read { try $0.oldestPendingRevocationCreatedAt() } == t0)
+                try store.write { try $0.completeRevocation(id: a) }
+                #expect(try store.read { try $0.oldestPendingRevocationCreatedAt() } == t0 + 5)
+                try store.write { try $0.completeRevocation(id: b) }
+                #expect(try store.read { try $0.oldestPendingRevocationCreatedAt() } == nil)
+            }
+        }
+
         @Test("an empty token is refused", arguments: Backend.allCases)
         func emptyTokenRefused(backend: Backend) throws {
             try withFreshStore(backend) { fixture throws in

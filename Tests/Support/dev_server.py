@@ -1,12 +1,13 @@
-"""`apple-signin-bridge dev` on free loopback ports, for the Python test runners (OpenID client, API contract)."""
+"""`apple-signin-bridge dev` on free loopback ports, for the Python test runners (OpenID client, API contract,
+operations check). Standard library only, so a runner without a virtual environment can use it too."""
 
 import json
 import os
 import socket
 import subprocess
 import time
-
-import requests
+import urllib.error
+import urllib.request
 
 # Settings a developer's shell may carry that would point the server elsewhere or change what the tests expect.
 CLEARED_SETTINGS = ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY", "BRIDGE_CORS_ORIGINS",
@@ -35,9 +36,9 @@ def start_dev_server(executable, resources, directory, clients):
     base = f"http://127.0.0.1:{port}"
     for _ in range(150):
         try:
-            requests.get(base + "/healthz", timeout=1)
-            return process, base
-        except requests.RequestException:
+            with urllib.request.urlopen(base + "/healthz", timeout=1):
+                return process, base
+        except (urllib.error.URLError, OSError):
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("the dev server did not start; see " + log.name)

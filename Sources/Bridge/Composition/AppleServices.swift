@@ -23,3 +23,15 @@ public struct AppleServices: Sendable {
     /// The cap on calls to Apple in flight and the circuit breaker every call passes.
     public let callGuard: AppleCallGuard
 }
+
+extension AppleServices {
+    /// Counts a call to Apple in `bridge_apple_calls_total` and, when it was made, times it.
+    static func recordCall(into metrics: Metrics) -> GuardedTransport.Observer {
+        { call in
+            metrics.increment("bridge_apple_calls_total", ["endpoint": call.endpoint, "result": call.result.rawValue])
+            if let seconds = call.seconds {
+                metrics.observe("bridge_apple_call_duration_seconds", seconds, ["endpoint": call.endpoint])
+            }
+        }
+    }
+}

@@ -22,6 +22,7 @@ public final class BridgeServer {
         // The listener's per-client cap counts clients behind the proxies BRIDGE_TRUSTED_PROXIES names.
         listener.trustsForwardedFor = { clientAddresses.isTrustedProxy($0) }
         listener.forwardedClientKey = { clientAddresses.limitKey(peer: $0, forwardedFor: $1) }
+        listener.requestCompleted = { [routes = app.routes] path, _, seconds in routes.recordRequest(path: path, seconds: seconds) }
         if listener.threadPoolSize <= 0 {
             listener.threadPoolSize = ServerConfiguration.defaultListenerThreads(
                 cores: ProcessInfo.processInfo.activeProcessorCount,
@@ -57,6 +58,7 @@ public final class BridgeServer {
     }
 
     public func start() throws {
+        app.revocationBacklog.refresh()  // counted again after each pass of the queue
         try http.start()
         sweeper.start()
         // Warm Apple's keys so the first sign-in does not wait; a failure here is retried on demand.

@@ -13,13 +13,16 @@ public struct ComposedService: Sendable {
     /// Who a request comes from, believing `X-Forwarded-For` only from BRIDGE_TRUSTED_PROXIES.
     let clientAddresses: ClientAddresses
     let accountDeletion: AccountDeletion
+    /// The revocation queue as last counted, for `/metrics`.
+    let revocationBacklog: RevocationBacklog
 
     public var keys: JWKSCache { apple.keys }
 
-    /// One pass of the queue of Apple revocations that failed before; the background sweeper calls it, tests call
-    /// it after moving the clock. Returns how many completed.
+    /// One pass of the queue of Apple revocations that failed before, then a count of what is left for `/metrics`;
+    /// the background sweeper calls it, tests call it after moving the clock. Returns how many completed.
     @discardableResult
     public func processDueRevocations(limit: Int = 50) -> Int {
-        accountDeletion.processDueRevocations(limit: limit)
+        defer { revocationBacklog.refresh() }
+        return accountDeletion.processDueRevocations(limit: limit)
     }
 }

@@ -17,15 +17,15 @@ public enum CompositionRoot {
             configuration.secretKey = try DevelopmentSecret.loadOrCreate(at: "data/dev-secret.key")
         }
         let store = try openStore(configuration, logger: logger)
+        let metrics = Metrics()
         let apple = appleServices(configuration, clientKey: try clientKey(configuration), transport: transport,
-                                  clock: clock, logger: logger, codeExchangeAttempts: 2)
+                                  clock: clock, logger: logger, codeExchangeAttempts: 2, metrics: metrics)
         guard let secretKey = configuration.secretKey else { throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing") }
         let secrets = try ServerSecrets(secretKey: secretKey)
         let publicDirectory = resourcesDirectory + "/Public"
         let logo = try SiteLogo.load(configuration.site.logoPath, publicDirectory: publicDirectory)
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development,
                               branding: Branding(siteName: configuration.site.siteName, logoURL: logo?.url))
-        let metrics = Metrics()
         let clientAddresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
         let rateLimit = SignInRateLimit(perMinute: signInRequestsPerMinute, store: store, clock: clock,
                                         clientAddresses: clientAddresses)
@@ -84,9 +84,9 @@ public enum CompositionRoot {
 
         // The route groups: the paths each owns, its error shape, session and CSRF, rate limit, Bearer
         // authentication, CORS.
-        let pageAnswers = PageAnswers(errors: ErrorMapping(presenter: WebErrorPresenter(pages: pages), logger: logger),
+        let pageAnswers = PageAnswers(errors: ErrorMapping(presenter: WebErrorPresenter(pages: pages), logger: logger, metrics: metrics),
                                       languages: pages.catalogs.negotiation)
-        let jsonErrors = ErrorMapping(presenter: JSONErrorPresenter(), logger: logger)
+        let jsonErrors = ErrorMapping(presenter: JSONErrorPresenter(), logger: logger, metrics: metrics)
         let web = WebPageGroup(answers: pageAnswers, sessions: sessions)
         let groups = RouteGroups(
             web: web,
@@ -95,15 +95,19 @@ public enum CompositionRoot {
                                                            clients: configuration.clients),
                               cors: CORSPolicy(origins: Set(configuration.corsOrigins))),
             appleCallbacks: AppleCallbackGroup(pages: pageAnswers, jsonErrors: jsonErrors, metrics: metrics, logger: logger),
-            operations: OperationsGroup(errors: ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger),
+            operations: OperationsGroup(errors: ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger, metrics: metrics),
                                         pages: pageAnswers),
-            openIDProvider: OpenIDProviderGroup(errors: ErrorMapping(presenter: OAuthErrorPresenter(), logger: logger),
+            openIDProvider: OpenIDProviderGroup(errors: ErrorMapping(presenter: OAuthErrorPresenter(), logger: logger, metrics: metrics),
                                                 pages: web))
 
-        let routes = BridgeApp(configuration: configuration, metrics: metrics, keys: apple.keys, store: store, groups: groups,
+        let revocationBacklog = RevocationBacklog(store: store)
+        let operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
+                                             revocations: revocationBacklog, store: store, clock: clock)
+        let routes = BridgeApp(configuration: configuration, metrics: metrics, operational: operational, groups: groups,
                                endpoints: endpoints, pages: pages, logo: logo)
         return ComposedService(configuration: configuration, store: store, apple: apple, metrics: metrics, routes: routes,
-                               clientAddresses: clientAddresses, accountDeletion: accountDeletion)
+                               clientAddresses: clientAddresses, accountDeletion: accountDeletion,
+                               revocationBacklog: revocationBacklog)
     }
 
     /// The configured store, with every migration applied.
@@ -155,11 +159,12 @@ public enum CompositionRoot {
     /// server, where a person waits on a sign-in: a down Apple should cost seconds, not most of a minute.
     public static func appleServices(_ configuration: BridgeConfiguration, clientKey: AppleClientKey?,
                                      transport: any AppleHTTPTransport, clock: WallClock = .system, logger: Logger? = nil,
-                                     codeExchangeAttempts: Int = 3) -> AppleServices {
+                                     codeExchangeAttempts: Int = 3, metrics: Metrics? = nil) -> AppleServices {
         var limits = AppleCallGuard.Settings()
         limits.maxInFlight = configuration.maxAppleCallsInFlight
         let callGuard = AppleCallGuard(settings: limits)
-        let transport = GuardedTransport(transport, guard: callGuard, callTimeout: AppleServices.callTimeout)
+        let transport = GuardedTransport(transport, guard: callGuard, callTimeout: AppleServices.callTimeout,
+                                         observer: metrics.map(AppleServices.recordCall(into:)))
         let keys = JWKSCache(url: configuration.appleIDURL + "/auth/keys", transport: transport, clock: clock) { event, detail in
             logger?.info(event, ["detail": detail])
         }

@@ -1,4 +1,5 @@
 import HTTPServer
+import Storage
 
 /// How one route group shows errors: a response for each error it knows, and one for everything else.
 protocol ErrorPresenter: Sendable {
@@ -10,9 +11,11 @@ protocol ErrorPresenter: Sendable {
 
 /// Wraps a group's routes: every error they throw becomes the group's response. An error nobody expected is logged
 /// by its type only (never request data) and answered as an internal error.
+/// A database error is also counted in `bridge_database_errors_total`.
 struct ErrorMapping<Presenter: ErrorPresenter>: RouteMiddleware {
     let presenter: Presenter
     let logger: Logger
+    var metrics: Metrics?
 
     func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
         do {
@@ -24,6 +27,9 @@ struct ErrorMapping<Presenter: ErrorPresenter>: RouteMiddleware {
         catch let error as ListenerDirective {
             throw error
         } catch {
+            if let error = error as? StoreError {
+                metrics?.increment("bridge_database_errors_total", ["kind": StoreOutage.isOutage(error) ? "unavailable" : "error"])
+            }
             if let response = presenter.response(for: error, to: request) { return response }
             logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
             return presenter.internalError(for: request)

@@ -8,10 +8,8 @@ import Storage
 public final class BridgeApp: Sendable {
     public let configuration: BridgeConfiguration
     let metrics: Metrics
-    /// Apple's keys, whose fetches `/metrics` counts.
-    let keys: JWKSCache
-    /// The store, whose write retries `/metrics` counts.
-    let store: any Store
+    /// What `/metrics` samples when scraped (Apple's keys and call guard, the revocation backlog, write retries).
+    let operational: OperationalMetrics
     let groups: RouteGroups
     let endpoints: Endpoints
     let pages: Pages
@@ -20,26 +18,24 @@ public final class BridgeApp: Sendable {
     /// Every route, and which group each path belongs to.
     let router: Router
 
-    init(configuration: BridgeConfiguration, metrics: Metrics, keys: JWKSCache, store: any Store, groups: RouteGroups,
-         endpoints: Endpoints,
-         pages: Pages, logo: SiteLogo?) {
+    init(configuration: BridgeConfiguration, metrics: Metrics, operational: OperationalMetrics, groups: RouteGroups,
+         endpoints: Endpoints, pages: Pages, logo: SiteLogo?) {
         self.configuration = configuration
         self.metrics = metrics
-        self.keys = keys
-        self.store = store
+        self.operational = operational
         self.groups = groups
         self.endpoints = endpoints
         self.pages = pages
         self.logo = logo
         contentSecurityPolicy = ContentSecurityPolicy.header(allowingAppleJSSDK: configuration.useJSSDK)
-        router = Self.routes(configuration, groups, endpoints, metrics, keys, store, logo)
+        router = Self.routes(configuration, groups, endpoints, metrics, operational, logo)
     }
 
     /// The route table: each route is registered through its group, takes that group's behaviour, and puts its path
     /// in that group; a path no route takes belongs to the group owning its prefix (`/api/`, `/apple/`, `/oauth/`,
     /// `/public/`), else to the pages.
     static func routes(_ configuration: BridgeConfiguration, _ groups: RouteGroups, _ endpoints: Endpoints,
-                       _ metrics: Metrics, _ keys: JWKSCache, _ store: any Store, _ logo: SiteLogo?) -> Router {
+                       _ metrics: Metrics, _ operational: OperationalMetrics, _ logo: SiteLogo?) -> Router {
         let (web, api, apple, operations) = (groups.web, groups.api, groups.appleCallbacks, groups.operations)
         let (login, redirect, session, native) = (endpoints.login, endpoints.appleRedirect, endpoints.sessionPages, endpoints.nativeAPI)
         var router = Router(fallback: web.group)
@@ -58,10 +54,8 @@ public final class BridgeApp: Sendable {
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
-        router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys, store] _ in
-            // PostgreSQL's writes run again after losing a race (none on SQLite): per sign-in, what instances cost each other.
-            let retries = store.writeRetries.map { ("bridge_store_write_retries_total{cause=\"\($0.cause)\"}", $0.count) }
-            var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)] + retries))
+        router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, operational] _ in
+            var response = Response.text(metrics.prometheusText(collected: operational.samples()))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
         })
@@ -70,6 +64,11 @@ public final class BridgeApp: Sendable {
         router.addPrefix("GET", "/public/", operations.endpoint { [staticFiles = endpoints.staticFiles] in try staticFiles.respond(to: $0) })
         api.addPreflights(to: &router)  // last: one for every JSON API route above
         return router
+    }
+
+    /// Counts a finished request in `bridge_http_request_duration_seconds`, under its route (never its raw path).
+    public func recordRequest(path: String, seconds: Double) {
+        metrics.observe("bridge_http_request_duration_seconds", seconds, ["route": router.metricsRoute(for: path)])
     }
 
     /// The application behind the listener: the routes, with the browser security headers and HSTS around them.

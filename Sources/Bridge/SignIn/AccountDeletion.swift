@@ -95,17 +95,20 @@ struct AccountDeletion: Sendable {
             let token = try vault.open(item.encryptedToken, clientID: item.clientID)
             try client.revoke(token: token, tokenTypeHint: item.tokenTypeHint, clientID: item.clientID)
             try store.write { try $0.completeRevocation(id: item.id) }
+            metrics.increment("bridge_revocation_attempts_total", ["result": "completed"])
             logger.info("apple_revocation_completed", ["attempts": attempts])
             return true
         } catch let error as AppleTokenError where error.appleOAuthError == .invalidGrant {
             // Apple no longer knows the token (already revoked, or the user removed the app): nothing is left to do.
             _ = try? store.write { try $0.completeRevocation(id: item.id) }
+            metrics.increment("bridge_revocation_attempts_total", ["result": "unneeded"])
             logger.info("apple_revocation_unneeded", ["attempts": attempts])
         } catch {
             // Backoff doubles from 30 s up to 6 h.
             let delay = min(30 * pow(2, Double(item.attempts)), 21_600)
             let reason = (error as? AppleTokenError)?.description ?? "the stored token could not be decrypted"
             _ = try? store.write { try $0.postponeRevocation(id: item.id, nextAttemptAt: now.addingTimeInterval(delay), error: reason) }
+            metrics.increment("bridge_revocation_attempts_total", ["result": "failed"])
             logger.warning("apple_revocation_postponed", ["attempts": attempts, "retry_in_s": String(Int(delay)), "reason": reason])
         }
         return false

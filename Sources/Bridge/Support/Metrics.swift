@@ -1,28 +1,148 @@
 import Synchronization
 
-/// Counters exposed at `GET /metrics` in Prometheus text format.
+/// The service's metrics, exposed at `GET /metrics` in Prometheus text format (0.0.4): counters and histograms the
+/// code records, and samples taken at scrape time (gauges, counters kept elsewhere). Every family that
+/// `MetricFamily.all` describes is listed with its `# HELP` and `# TYPE` lines from the first scrape on, samples or
+/// not, so a dashboard or an alert can rely on each name being there.
 public final class Metrics: Sendable {
-    private let counters = Mutex<[String: Int]>([:])
+    /// One sample taken at scrape time (a gauge, or a counter another object keeps).
+    public struct Sample: Sendable {
+        public let name: String
+        public let labels: [(String, String)]
+        public let value: Double
+
+        public init(_ name: String, _ value: Double, labels: [(String, String)] = []) {
+            self.name = name
+            self.labels = labels
+            self.value = value
+        }
+    }
+
+    /// A histogram's counts per bucket (not cumulative; the last is +Inf), sum and count.
+    struct Distribution {
+        var buckets: [Int]
+        var sum = 0.0
+        var count = 0
+    }
+
+    /// Counters by family, then by rendered label set (`flow="web"`, or empty).
+    private let counters = Mutex<[String: [String: Int]]>([:])
+    private let histograms = Mutex<[String: [String: Distribution]]>([:])
 
     public init() {}
 
-    /// Increments `name{labels}`; labels are fixed words chosen by the code, never user input.
+    /// Increments `name{labels}`; labels are fixed words chosen by the code (or operator configuration, like an
+    /// OpenID client's ID), never a secret or unchecked user input.
     public func increment(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) {
-        let key = labels.isEmpty ? name : name + "{" + labels.map { "\($0.key)=\"\($0.value)\"" }.joined(separator: ",") + "}"
-        counters.withLock { $0[key, default: 0] += 1 }
+        let series = Self.labelText(labels.map { ($0.key, $0.value) })
+        counters.withLock { $0[name, default: [:]][series, default: 0] += 1 }
     }
 
-    public func value(_ key: String) -> Int { counters.withLock { $0[key] ?? 0 } }
-
-    public func prometheusText(extra: [(String, Int)] = []) -> String {
-        let snapshot = counters.withLock { $0 }
-        var lines: [String] = []
-        var typed: Set<String> = []
-        for (key, value) in snapshot.sorted(by: { $0.key < $1.key }) + extra.sorted(by: { $0.0 < $1.0 }) {
-            let name = String(key.prefix { $0 != "{" })
-            if typed.insert(name).inserted { lines.append("# TYPE \(name) counter") }
-            lines.append("\(key) \(value)")
+    /// Records one observation of the histogram `name` (its buckets are `MetricFamily.all`'s, else the defaults).
+    public func observe(_ name: String, _ value: Double, _ labels: KeyValuePairs<String, String> = [:]) {
+        let bounds = MetricFamily.named(name)?.buckets ?? MetricFamily.defaultBuckets
+        let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
+        let series = Self.labelText(labels.map { ($0.key, $0.value) })
+        histograms.withLock { families in
+            families[name, default: [:]][series, default: Distribution(buckets: Array(repeating: 0, count: bounds.count + 1))]
+                .record(bucket, value)
         }
-        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The counter `key`, written as it appears in the text (`name` or `name{label="value"}`).
+    public func value(_ key: String) -> Int {
+        let name = String(key.prefix { $0 != "{" })
+        let series = key.count > name.count ? String(key.dropFirst(name.count + 1).dropLast()) : ""
+        return counters.withLock { $0[name]?[series] ?? 0 }
+    }
+
+    /// How many observations the histogram `name{labels}` holds.
+    public func observations(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> Int {
+        let series = Self.labelText(labels.map { ($0.key, $0.value) })
+        return histograms.withLock { $0[name]?[series]?.count ?? 0 }
+    }
+
+    /// The exposition: every described family in name order with HELP and TYPE, then any the description does not
+    /// know (a name added without describing it: listed rather than lost, and `scripts/operations-check` fails).
+    public func prometheusText(collected: [Sample] = []) -> String {
+        let (counters, histograms) = (counters.withLock { $0 }, histograms.withLock { $0 })
+        var collectedByName: [String: [Sample]] = [:]
+        for sample in collected { collectedByName[sample.name, default: []].append(sample) }
+        let described = Set(MetricFamily.all.map(\.name))
+        var kinds: [String: MetricFamily.Kind] = [:]
+        for name in counters.keys { kinds[name] = .counter }
+        for name in histograms.keys { kinds[name] = .histogram }
+        for name in collectedByName.keys { kinds[name] = .gauge }
+        let undescribed = kinds.filter { !described.contains($0.key) }.sorted { $0.key < $1.key }
+            .map { MetricFamily($0.key, $0.value, "Not described in MetricFamily.all.") }
+        var text = ""
+        for family in MetricFamily.all.sorted(by: { $0.name < $1.name }) + undescribed {
+            text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.kind.rawValue)\n"
+            var lines: [String] = []
+            for (series, value) in counters[family.name] ?? [:] {
+                lines.append(Self.line(family.name, series, String(value)))
+            }
+            for sample in collectedByName[family.name] ?? [] {
+                lines.append(Self.line(family.name, Self.labelText(sample.labels), Self.number(sample.value)))
+            }
+            for (series, distribution) in (histograms[family.name] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                lines += distribution.lines(family.name, series, bounds: family.buckets ?? MetricFamily.defaultBuckets)
+            }
+            // Series in a stable order; a histogram's own lines keep theirs (buckets, then sum and count).
+            text += (family.kind == .histogram ? lines : lines.sorted()).map { $0 + "\n" }.joined()
+        }
+        return text
+    }
+
+    /// `label="value",…` in the order given, values escaped as the text format asks.
+    static func labelText(_ labels: [(String, String)]) -> String {
+        labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",")
+    }
+
+    static func escape(_ value: String) -> String {
+        var escaped = ""
+        for character in value {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    static func line(_ name: String, _ series: String, _ value: String) -> String {
+        series.isEmpty ? "\(name) \(value)" : "\(name){\(series)} \(value)"
+    }
+
+    /// A sample value: whole numbers without a fraction, infinities as the text format spells them.
+    static func number(_ value: Double) -> String {
+        if value == .infinity { return "+Inf" }
+        if value == -.infinity { return "-Inf" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
+}
+
+extension Metrics.Distribution {
+    mutating func record(_ bucket: Int, _ value: Double) {
+        buckets[bucket] += 1
+        sum += value
+        count += 1
+    }
+
+    /// `_bucket` lines (cumulative, `le` last among the labels, ending with +Inf), then `_sum` and `_count`.
+    func lines(_ name: String, _ series: String, bounds: [Double]) -> [String] {
+        var lines: [String] = []
+        var cumulative = 0
+        for (index, bound) in (bounds + [.infinity]).enumerated() {
+            cumulative += buckets[index]
+            let le = "le=\"\(bound == .infinity ? "+Inf" : String(bound))\""
+            lines.append(Metrics.line(name + "_bucket", series.isEmpty ? le : series + "," + le, String(cumulative)))
+        }
+        lines.append(Metrics.line(name + "_sum", series, String(sum)))
+        lines.append(Metrics.line(name + "_count", series, String(count)))
+        return lines
     }
 }

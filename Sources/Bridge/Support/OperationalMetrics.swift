@@ -1,0 +1,69 @@
+import AppleID
+import Foundation
+import Storage
+import Synchronization
+
+/// The queue of Apple revocations as last counted. Counted at start-up and after each pass over the queue (every
+/// 30 s), not per scrape: a scrape must answer at once, even while the database does not.
+final class RevocationBacklog: Sendable {
+    struct Count: Sendable, Equatable {
+        var pending: Int
+        var oldestQueuedAt: Date?
+    }
+
+    private let store: any Store
+    private let last = Mutex<Count?>(nil)
+
+    init(store: any Store) {
+        self.store = store
+    }
+
+    /// Counts the queue again; a failed count keeps the last one.
+    func refresh() {
+        guard let count = try? store.read({ Count(pending: try $0.pendingRevocationCount(),
+                                                  oldestQueuedAt: try $0.oldestPendingRevocationCreatedAt()) }) else { return }
+        last.withLock { $0 = count }
+    }
+
+    var count: Count? { last.withLock { $0 } }
+}
+
+/// What `/metrics` adds to the recorded counters at scrape time: Apple's key fetches, the call guard's state,
+/// the revocation backlog and the store's write retries. Reads only memory.
+struct OperationalMetrics: Sendable {
+    let keys: JWKSCache
+    let callGuard: AppleCallGuard
+    /// The breakers' names: the paths of `/auth/token`, `/auth/keys` and `/auth/revoke` under APPLE_ID_URL.
+    let appleEndpoints: [String]
+    let revocations: RevocationBacklog
+    let store: any Store
+    let clock: WallClock
+
+    init(keys: JWKSCache, callGuard: AppleCallGuard, appleIDURL: String, revocations: RevocationBacklog,
+         store: any Store, clock: WallClock) {
+        self.keys = keys
+        self.callGuard = callGuard
+        appleEndpoints = ["/auth/keys", "/auth/revoke", "/auth/token"].map { GuardedTransport.endpoint(appleIDURL + $0) }
+        self.revocations = revocations
+        self.store = store
+        self.clock = clock
+    }
+
+    func samples() -> [Metrics.Sample] {
+        var samples = [Metrics.Sample("bridge_jwks_fetches_total", Double(keys.fetches)),
+                       Metrics.Sample("bridge_apple_calls_in_flight", Double(callGuard.inFlight))]
+        samples += appleEndpoints.map {
+            Metrics.Sample("bridge_apple_breaker_open", callGuard.isOpen($0) ? 1 : 0, labels: [("endpoint", $0)])
+        }
+        if let backlog = revocations.count {
+            let age = backlog.oldestQueuedAt.map { max(0, clock.now.timeIntervalSince($0).rounded()) } ?? 0
+            samples += [Metrics.Sample("bridge_revocations_pending", Double(backlog.pending)),
+                        Metrics.Sample("bridge_revocation_oldest_pending_age_seconds", age)]
+        }
+        // PostgreSQL's writes run again after losing a race (none on SQLite): per sign-in, what instances cost each other.
+        samples += store.writeRetries.map {
+            Metrics.Sample("bridge_store_write_retries_total", Double($0.count), labels: [("cause", $0.cause)])
+        }
+        return samples
+    }
+}

@@ -1,0 +1,137 @@
+import AppleID
+@testable import Bridge
+import Foundation
+import HTTPServer
+import Storage
+import Testing
+import TestSupport
+
+/// `/metrics` as an operator's Prometheus reads it: every family with its HELP and TYPE from the first scrape, the
+/// request and Apple latency histograms, the call guard, the revocation backlog and database errors
+/// (docs/operations.md, docs/operations/).
+@Suite("Operator metrics")
+struct OperationsMetricsTests {
+    /// The value of one series (`name` or `name{labels}`) in an exposition, nil when it is not there.
+    static func sample(_ text: String, _ series: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+    }
+
+    static func scrape(_ harness: BridgeHarness) throws -> String {
+        let response = try RawHTTPClient.request(port: harness.port, path: "/metrics")
+        #expect(response.status == 200)
+        return response.text
+    }
+
+    @Test("every described family has one HELP and one TYPE line, in name order, before any sample")
+    func everyFamilyDescribed() {
+        let text = Metrics().prometheusText()
+        let names = MetricFamily.all.map(\.name)
+        #expect(Set(names).count == names.count)
+        for family in MetricFamily.all {
+            #expect(text.components(separatedBy: "# HELP \(family.name) ").count == 2, "\(family.name)")
+            #expect(text.contains("# TYPE \(family.name) \(family.kind.rawValue)\n"), "\(family.name)")
+            #expect(family.kind != .counter || family.name.hasSuffix("_total"), "\(family.name)")
+        }
+        let typed = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        #expect(typed == typed.sorted())
+    }
+
+    @Test("a histogram's buckets are cumulative up to +Inf, with sum and count; label values are escaped")
+    func histogramAndEscaping() {
+        let metrics = Metrics()
+        for seconds in [0.003, 0.02, 0.02, 7.0, 30.0] {
+            metrics.observe("bridge_http_request_duration_seconds", seconds, ["route": "/login"])
+        }
+        metrics.increment("bridge_oidc_tokens_issued_total", ["grant_type": "a\"b\\c\nd"])
+        let text = metrics.prometheusText()
+        let series = "bridge_http_request_duration_seconds"
+        #expect(Self.sample(text, series + "_bucket{route=\"/login\",le=\"0.005\"}") == 1)
+        #expect(Self.sample(text, series + "_bucket{route=\"/login\",le=\"0.025\"}") == 3)
+        #expect(Self.sample(text, series + "_bucket{route=\"/login\",le=\"5.0\"}") == 3)
+        #expect(Self.sample(text, series + "_bucket{route=\"/login\",le=\"10.0\"}") == 4)
+        #expect(Self.sample(text, series + "_bucket{route=\"/login\",le=\"+Inf\"}") == 5)
+        #expect(Self.sample(text, series + "_count{route=\"/login\"}") == 5)
+        #expect(abs((Self.sample(text, series + "_sum{route=\"/login\"}") ?? 0) - 37.043) < 1e-9)
+        #expect(metrics.observations(series, ["route": "/login"]) == 5)
+        #expect(text.contains("bridge_oidc_tokens_issued_total{grant_type=\"a\\\"b\\\\c\\nd\"} 1\n"))
+    }
+
+    @Test("a counter or histogram no one described is still listed, with its type and a help line saying so")
+    func undescribedFamilies() {
+        let metrics = Metrics()
+        metrics.increment("bridge_something_new_total")
+        metrics.observe("bridge_something_timed_seconds", 0.2)
+        let text = metrics.prometheusText()
+        #expect(text.contains("# HELP bridge_something_new_total Not described in MetricFamily.all.\n"))
+        #expect(text.contains("# TYPE bridge_something_new_total counter\nbridge_something_new_total 1\n"))
+        #expect(text.contains("# TYPE bridge_something_timed_seconds histogram\n"))
+        #expect(Self.sample(text, "bridge_something_timed_seconds_bucket{le=\"0.25\"}") == 1)
+    }
+
+    @Test("after a web sign-in: requests timed by route (never by raw path), Apple's calls, the breakers, the backlog")
+    func afterSignIn() throws {
+        let harness = try BridgeHarness()
+        #expect(try TestBrowser(harness).signIn().status == 303)
+        _ = try RawHTTPClient.request(port: harness.port, path: "/no/such/page-with-a-secret-looking-path")
+        _ = try RawHTTPClient.request(port: harness.port, path: "/public/no-such-file.css")
+        // A request is counted when its connection has finished with it, just after the client has the answer.
+        var text = try Self.scrape(harness)
+        for _ in 0..<50 where Self.sample(text, "bridge_http_request_duration_seconds_count{route=\"/public/\"}") == nil {
+            Thread.sleep(forTimeInterval: 0.02)
+            text = try Self.scrape(harness)
+        }
+        #expect(Self.sample(text, "bridge_sign_ins_total{flow=\"web\"}") == 1)
+        #expect((Self.sample(text, "bridge_http_request_duration_seconds_count{route=\"/login\"}") ?? 0) >= 1)
+        #expect(Self.sample(text, "bridge_http_request_duration_seconds_count{route=\"/apple_redirect\"}") == 1)
+        #expect(Self.sample(text, "bridge_http_request_duration_seconds_count{route=\"other\"}") == 1)
+        #expect(Self.sample(text, "bridge_http_request_duration_seconds_count{route=\"/public/\"}") == 1)
+        #expect(!text.contains("secret-looking"))
+        #expect((Self.sample(text, "bridge_apple_calls_total{endpoint=\"/auth/keys\",result=\"ok\"}") ?? 0) >= 1)
+        #expect((Self.sample(text, "bridge_apple_call_duration_seconds_count{endpoint=\"/auth/keys\"}") ?? 0) >= 1)
+        for endpoint in ["/auth/keys", "/auth/revoke", "/auth/token"] {
+            #expect(Self.sample(text, "bridge_apple_breaker_open{endpoint=\"\(endpoint)\"}") == 0)
+        }
+        #expect(Self.sample(text, "bridge_apple_calls_in_flight") == 0)
+        #expect(Self.sample(text, "bridge_revocations_pending") == 0)
+        #expect(Self.sample(text, "bridge_revocation_oldest_pending_age_seconds") == 0)
+    }
+
+    @Test("a revocation Apple cannot take shows in the backlog with its age, and leaves it when Apple takes it")
+    func revocationBacklog() throws {
+        let harness = try keyedHarness()
+        let signIn = try harness.nativeSignIn(user: .alan)
+        #expect(signIn.status == 200)
+        harness.simulator.isUnavailable = true
+        let deletion = try harness.api("/api/me", method: "DELETE", bearer: signIn.body["accessToken"]?.stringValue)
+        #expect(deletion.body["appleRevocation"]?.stringValue == "queued")
+
+        harness.clock.advance(31)
+        #expect(harness.app.processDueRevocations() == 0)
+        var text = try Self.scrape(harness)
+        #expect(Self.sample(text, "bridge_revocations_pending") == 1)
+        #expect((Self.sample(text, "bridge_revocation_oldest_pending_age_seconds") ?? 0) >= 31)
+        #expect(Self.sample(text, "bridge_revocation_attempts_total{result=\"failed\"}") == 1)
+        #expect((Self.sample(text, "bridge_apple_calls_total{endpoint=\"/auth/revoke\",result=\"server_error\"}") ?? 0) >= 1)
+
+        harness.simulator.isUnavailable = false
+        harness.clock.advance(61)
+        #expect(harness.app.processDueRevocations() == 1)
+        text = try Self.scrape(harness)
+        #expect(Self.sample(text, "bridge_revocations_pending") == 0)
+        #expect(Self.sample(text, "bridge_revocation_oldest_pending_age_seconds") == 0)
+        #expect(Self.sample(text, "bridge_revocation_attempts_total{result=\"completed\"}") == 1)
+    }
+
+    @Test("a request that fails on the database is counted by kind, in every group")
+    func databaseErrors() throws {
+        let metrics = Metrics()
+        let mapping = ErrorMapping(presenter: PlainTextErrorPresenter(), logger: Logger(minimumLevel: .error), metrics: metrics)
+        let request = Request(method: "GET", path: "/healthz")
+        let outage = try mapping.respond(to: request) { _ in throw StoreError.unavailable("connection refused") }
+        #expect(outage.status == 503)
+        _ = try mapping.respond(to: request) { _ in throw StoreError.database("disk I/O error") }
+        _ = try mapping.respond(to: request) { _ in throw HTTPError(404, "no") }
+        #expect(metrics.value("bridge_database_errors_total{kind=\"unavailable\"}") == 1)
+        #expect(metrics.value("bridge_database_errors_total{kind=\"error\"}") == 1)
+    }
+}
