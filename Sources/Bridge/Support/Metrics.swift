@@ -95,11 +95,23 @@ public final class Metrics: Sendable {
     }
 
     /// `label="value",…` in the order given, values escaped as the text format asks.
+    /// Built on every count and observation (once per request for the latency histogram), so by appending, and
+    /// with label values that need no escaping (all of them in practice) taken as they are.
     static func labelText(_ labels: [(String, String)]) -> String {
-        labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",")
+        var text = ""
+        for (index, (name, value)) in labels.enumerated() {
+            if index > 0 { text += "," }
+            text += name
+            text += "=\""
+            text += escape(value)
+            text += "\""
+        }
+        return text
     }
 
     static func escape(_ value: String) -> String {
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") })
+        else { return value }
         var escaped = ""
         for character in value {
             switch character {
