@@ -31,10 +31,13 @@ public struct AppleIdentity: Sendable, Equatable {
     public var issuedAt: Date
     public var expiresAt: Date
     public var authTime: Date?
+    /// `transfer_sub`: for up to 60 days after the app moved to another developer team, the identifier the old
+    /// team's export recorded for this person, beside the new team's `subject` (see docs/app-transfer.md).
+    public var transferSubject: String?
 
     public init(subject: String, audience: String, issuer: String, email: String?, emailVerified: Bool,
                 isPrivateEmail: Bool, realUserStatus: Int?, nonceVerified: Bool, issuedAt: Date, expiresAt: Date,
-                authTime: Date?) {
+                authTime: Date?, transferSubject: String? = nil) {
         self.subject = subject
         self.audience = audience
         self.issuer = issuer
@@ -46,5 +49,6 @@ public struct AppleIdentity: Sendable, Equatable {
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
         self.authTime = authTime
+        self.transferSubject = transferSubject
     }
 }
