@@ -21,6 +21,10 @@ Usage:
                                                 print an ES256 client secret, for trying Apple's endpoints with curl
   apple-signin-bridge keys rotate [--config FILE]
                                                 add an OpenID provider signing key that signs from now on
+  apple-signin-bridge transfer export --target-team TEAMID [--client-id ID] [--config FILE]
+                                                before moving the app to another Apple team: record each member's transfer_sub
+  apple-signin-bridge transfer import [--client-id ID] [--config FILE]
+                                                after the move, as the new team: move each member to its new sub
   apple-signin-bridge --help | --version
 
 Every command also takes --resources DIR: the folder with Templates/, Public/ and Locales/ (found automatically otherwise).
@@ -45,7 +49,7 @@ struct Arguments {
     var options: [String: String] = [:]
 
     /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
-    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id"]
+    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "target-team"]
 
     init(_ raw: [String]) {
         var rest = raw[...]
@@ -230,6 +234,28 @@ func clientSecret() -> Never {
     }
 }
 
+/// `transfer export|import`: moving the members to another Apple developer team (docs/app-transfer.md).
+func transfer() -> Never {
+    let configuration = loadConfiguration(mode: .production)
+    let output: (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+    do {
+        switch arguments.positional {
+        case ["export"]:
+            exit(try TransferCommand.export(configuration: configuration, targetTeam: arguments.options["target-team"],
+                                            clientID: arguments.options["client-id"], logger: logger, output: output))
+        case ["import"]:
+            exit(try TransferCommand.importMembers(configuration: configuration, clientID: arguments.options["client-id"],
+                                                   logger: logger, output: output))
+        default:
+            fail("usage: apple-signin-bridge transfer export --target-team TEAMID | transfer import [--client-id ID] [--config FILE]")
+        }
+    } catch let error as TransferCommand.InputError {
+        fail(error.description)
+    } catch {
+        fail(String(describing: error), code: 1)
+    }
+}
+
 switch arguments.command {
 case "serve": serve()
 case "dev": dev()
@@ -237,5 +263,6 @@ case "verify-token": verifyToken()
 case "doctor": doctor()
 case "client-secret": clientSecret()
 case "keys": keys()
+case "transfer": transfer()
 default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }
