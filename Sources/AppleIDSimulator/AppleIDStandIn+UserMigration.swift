@@ -23,6 +23,9 @@ extension AppleIDStandIn {
         logger.info("simulator_app_transferred", ["team": teamID])
     }
 
+    /// Every `POST /auth/usermigrationinfo` that reached the simulator, refused ones included.
+    public var userMigrationCallCount: Int { state.withLock { $0.userMigrationCallCount } }
+
     /// The `sub` identity tokens carry for `user` now.
     public func currentSubject(of user: SimulatedUser) -> String {
         user.subject(inTeam: state.withLock { $0.appOwnerTeam })
@@ -51,6 +54,7 @@ extension AppleIDStandIn {
     /// (asked by the sending team); with `transfer_sub`, the person's `sub` and email in the asking team, once the
     /// app belongs to it.
     func userMigrationInfo(_ request: Request) -> Response {
+        state.withLock { $0.userMigrationCallCount += 1 }
         do throws(OAuthError) {
             let grant = try migrationGrant(request)
             guard let form = request.formBody else { throw .invalidRequest("The body must be application/x-www-form-urlencoded.") }

@@ -29,6 +29,7 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
         var appOwnerTeam: String?
         /// `client_credentials` access tokens for the user migration endpoint.
         var migrationGrants: [String: MigrationGrant] = [:]
+        var userMigrationCallCount = 0
     }
 
     /// - Parameter clock: the simulator's notion of now (code expiry, token times, client secret checks).

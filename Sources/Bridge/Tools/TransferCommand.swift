@@ -172,10 +172,13 @@ struct TransferExport {
             output("transfer export: stopped before the first member: \(error.description)")
             return 1
         }
-        var done = start.exported, failed = 0, sinceProgress = 0, failedInARow = 0
+        var done = start.exported, unknown = 0, failed = 0, sinceProgress = 0, failedInARow = 0
+        var stopped = false
         var cursor: Int64 = 0
         members: while true {
-            let batch = try store.read { try $0.membersAwaitingTransferExport(targetTeam: targetTeam, afterUserID: cursor, limit: TransferRun.batchSize) }
+            let batch = try store.read {
+                try $0.membersAwaitingTransferExport(targetTeam: targetTeam, afterUserID: cursor, limit: TransferRun.batchSize)
+            }
             guard let last = batch.last else { break }
             cursor = last.id
             for member in batch {
@@ -189,31 +192,35 @@ struct TransferExport {
                     switch MigrationFailure(error) {
                     case .fatal(let reason):
                         output("transfer export: stopped at member \(member.id): \(reason)")
+                        stopped = true
                         break members
                     case .unknownToApple(let code):
-                        output("transfer export: member \(member.id) (sub \(member.providerUserID)) failed: Apple does not know this sub for this team (\(code))")
+                        unknown += 1
+                        output("transfer export: member \(member.id) (sub \(member.providerUserID)) has no transfer identifier: Apple does not know this sub for this team (\(code))")
                     case .transient(let reason):
-                        output("transfer export: member \(member.id) failed: \(reason)")
+                        failed += 1
                         failedInARow += 1
-                    }
-                    failed += 1
-                    if failedInARow >= TransferRun.consecutiveFailureLimit {
-                        output("transfer export: stopped: Apple failed \(failedInARow) members in a row")
-                        break members
+                        output("transfer export: member \(member.id) failed: \(reason)")
+                        if failedInARow >= TransferRun.consecutiveFailureLimit {
+                            output("transfer export: stopped: Apple failed \(failedInARow) members in a row")
+                            stopped = true
+                            break members
+                        }
                     }
                 }
                 sinceProgress += 1
                 if sinceProgress == TransferRun.progressInterval {
                     sinceProgress = 0
-                    output("transfer export: \(done)/\(start.members) members, \(failed) failed")
+                    output("transfer export: \(done)/\(start.members) members, \(unknown + failed) failed")
                 }
             }
         }
         let end = try store.read { try $0.transferCounts(targetTeam: targetTeam) }
-        let complete = end.exported == end.members
-        output("transfer export: \(complete ? "done" : "unfinished"), \(end.exported)/\(end.members) members, \(failed) failed"
-               + (complete ? "" : "; run it again to retry the rest"))
-        return complete ? 0 : 1
+        let finished = !stopped && failed == 0
+        output("transfer export: \(finished ? "done" : "unfinished"), \(end.exported)/\(end.members) members, "
+               + "\(unknown) unknown to Apple (listed above), \(failed) failed"
+               + (finished ? "" : "; run it again to retry the rest"))
+        return finished ? 0 : 1
     }
 }
 
