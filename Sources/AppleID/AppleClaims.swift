@@ -18,6 +18,8 @@ public struct AppleClaims: Sendable, Equatable {
     public var isPrivateEmail: Bool?
     public var realUserStatus: Int?
     public var jwtID: String?
+    /// During an app's transfer to another team, Apple's identifier of the person for that transfer.
+    public var transferSubject: String?
     /// Notifications only: Apple documents it as a JSON string holding an object.
     public var events: JSONValue?
 
@@ -35,6 +37,7 @@ public struct AppleClaims: Sendable, Equatable {
         isPrivateEmail = Self.flag(claims["is_private_email"])
         realUserStatus = claims["real_user_status"]?.doubleValue.flatMap { Int(exactly: $0) }
         jwtID = Self.nonEmptyString(claims["jti"])
+        transferSubject = Self.nonEmptyString(claims["transfer_sub"])
         events = claims["events"]
     }
 

@@ -42,10 +42,19 @@ public protocol AppleHTTPTransport: Sendable {
     func postForm(_ url: String, fields: [(String, String)]) throws(AppleHTTPError) -> HTTPExchange
     /// A post that gives up (`.timedOut`) at `deadline` if the transport's own timeout is later.
     func postForm(_ url: String, fields: [(String, String)], deadline: Date) throws(AppleHTTPError) -> HTTPExchange
+    /// A post with a Bearer access token (`/auth/usermigrationinfo`); the token never appears in an error.
+    func postForm(_ url: String, fields: [(String, String)], bearerToken: String,
+                  deadline: Date) throws(AppleHTTPError) -> HTTPExchange
 }
 
 extension AppleHTTPTransport {
     public func postForm(_ url: String, fields: [(String, String)], deadline: Date) throws(AppleHTTPError) -> HTTPExchange {
         try postForm(url, fields: fields)
+    }
+
+    /// Transports that cannot send an `Authorization` header (test doubles) refuse such a post rather than drop it.
+    public func postForm(_ url: String, fields: [(String, String)], bearerToken: String,
+                         deadline: Date) throws(AppleHTTPError) -> HTTPExchange {
+        throw .notAttempted("this transport cannot send an Authorization header")
     }
 }

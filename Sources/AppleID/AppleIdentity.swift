@@ -33,10 +33,13 @@ public struct AppleIdentity: Sendable, Equatable {
     public var authTime: Date?
     /// SHA-256 of the whole token, lowercase hex, when it came from `IdentityTokenVerifier.verify`.
     public var tokenDigest: String?
+    /// `transfer_sub`: for up to 60 days after the app moved to another developer team, the identifier the old
+    /// team's export recorded for this person, beside the new team's `subject` (see docs/app-transfer.md).
+    public var transferSubject: String?
 
     public init(subject: String, audience: String, issuer: String, email: String?, emailVerified: Bool,
                 isPrivateEmail: Bool, realUserStatus: Int?, nonceVerified: Bool, issuedAt: Date, expiresAt: Date,
-                authTime: Date?) {
+                authTime: Date?, transferSubject: String? = nil) {
         self.subject = subject
         self.audience = audience
         self.issuer = issuer
@@ -48,5 +51,6 @@ public struct AppleIdentity: Sendable, Equatable {
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
         self.authTime = authTime
+        self.transferSubject = transferSubject
     }
 }

@@ -122,7 +122,7 @@ public final class AppleTokenClient: Sendable {
         }
     }
 
-    private func authentication(_ clientID: String) throws(AppleTokenError) -> [(String, String)] {
+    func authentication(_ clientID: String) throws(AppleTokenError) -> [(String, String)] {
         do {
             return [("client_id", clientID), ("client_secret", try secrets.secret(for: clientID))]
         } catch {
@@ -133,8 +133,10 @@ public final class AppleTokenClient: Sendable {
     /// Whether a call to `path` (`tokenPath`, `revokePath`) would be made now rather than refused by the guard.
     public func wouldCall(_ path: String) -> Bool { callGuard?.admits(path) ?? true }
 
-    /// Posts with retries on transport failures and 5xx; returns the first other answer.
-    private func post(_ path: String, _ fields: [(String, String)], deadline: Date?) throws(AppleTokenError) -> HTTPExchange {
+    /// Posts with retries on transport failures and 5xx; returns the first other answer. With `bearerToken`, the post
+    /// carries it as `Authorization: Bearer` (the user migration endpoint).
+    func post(_ path: String, _ fields: [(String, String)], deadline: Date?,
+              bearerToken: String? = nil) throws(AppleTokenError) -> HTTPExchange {
         var lastFailure = ""
         var made = 0
         for attempt in 0..<attempts {
@@ -146,7 +148,10 @@ public final class AppleTokenClient: Sendable {
             }
             made += 1
             do {
-                let response = if let deadline {
+                let response = if let bearerToken {
+                    try transport.postForm(baseURL + path, fields: fields, bearerToken: bearerToken,
+                                           deadline: deadline ?? .distantFuture)
+                } else if let deadline {
                     try transport.postForm(baseURL + path, fields: fields, deadline: deadline)
                 } else {
                     try transport.postForm(baseURL + path, fields: fields)
@@ -166,7 +171,7 @@ public final class AppleTokenClient: Sendable {
         throw .unreachable("\(lastFailure) after \(made) attempt\(made == 1 ? "" : "s")")
     }
 
-    private static func failure(_ response: HTTPExchange) -> AppleTokenError {
+    static func failure(_ response: HTTPExchange) -> AppleTokenError {
         if (400..<500).contains(response.status), let code = (try? JSONValue.parse(response.body))?["error"]?.stringValue {
             return .fromApple(code: loggable(code))
         }
@@ -174,7 +179,7 @@ public final class AppleTokenClient: Sendable {
     }
 
     /// The error code comes from the network: keep it short and printable before it reaches a log.
-    private static func loggable(_ value: String) -> String {
+    static func loggable(_ value: String) -> String {
         String(value.unicodeScalars.prefix(40).map { (0x21..<0x7F).contains($0.value) ? Character($0) : "?" })
     }
 }

@@ -33,6 +33,14 @@ public final class GuardedTransport: AppleHTTPTransport {
         return try run(url, deadline: limited) { [base] () throws(AppleHTTPError) in try base.postForm(url, fields: fields) }
     }
 
+    public func postForm(_ url: String, fields: [(String, String)], bearerToken: String,
+                         deadline: Date) throws(AppleHTTPError) -> HTTPExchange {
+        let limited = min(deadline, Date().addingTimeInterval(callTimeout))
+        return try run(url, deadline: limited) { [base] () throws(AppleHTTPError) in
+            try base.postForm(url, fields: fields, bearerToken: bearerToken, deadline: limited)
+        }
+    }
+
     /// The endpoint a breaker is kept for: the URL's path (`/auth/token`, `/auth/keys`, `/auth/revoke`).
     public static func endpoint(_ url: String) -> String { URLComponents(string: url)?.path ?? url }
 

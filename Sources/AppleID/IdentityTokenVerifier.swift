@@ -50,7 +50,8 @@ public final class IdentityTokenVerifier: Sendable {
             subject: subject, audience: audience, issuer: claims.issuer, email: claims.email,
             emailVerified: claims.emailVerified ?? false, isPrivateEmail: claims.isPrivateEmail ?? false,
             realUserStatus: claims.realUserStatus, nonceVerified: nonceVerified,
-            issuedAt: times.issuedAt, expiresAt: expiresAt, authTime: claims.authTime)
+            issuedAt: times.issuedAt, expiresAt: expiresAt, authTime: claims.authTime,
+            transferSubject: claims.transferSubject)
     }
 
     /// Returns whether the nonce was verified. The raw nonce or its SHA-256 hex are both accepted, since

@@ -23,12 +23,23 @@ public final class URLSessionTransport: AppleHTTPTransport {
     }
 
     public func postForm(_ url: String, fields: [(String, String)]) throws(AppleHTTPError) -> HTTPExchange {
+        try perform(try formRequest(url, fields))
+    }
+
+    public func postForm(_ url: String, fields: [(String, String)], bearerToken: String,
+                         deadline: Date) throws(AppleHTTPError) -> HTTPExchange {
+        var request = try formRequest(url, fields)
+        request.setValue("Bearer \(bearerToken)", forHTTPHeaderField: "Authorization")
+        return try perform(request)
+    }
+
+    private func formRequest(_ url: String, _ fields: [(String, String)]) throws(AppleHTTPError) -> URLRequest {
         guard let target = URL(string: url) else { throw .unreachable("invalid URL") }
         var request = URLRequest(url: target)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(fields.map { "\(formEncode($0.0))=\(formEncode($0.1))" }.joined(separator: "&").utf8)
-        return try perform(request)
+        return request
     }
 
     private func perform(_ request: URLRequest) throws(AppleHTTPError) -> HTTPExchange {

@@ -42,9 +42,10 @@ extension AppleIDStandIn {
 
         fields.append(("code", code))
         if authorize.includesIDToken {
-            var claims = IdentityTokenClaims(audience: consent.clientID, subject: user.sub, nonce: authorize.nonce,
-                                             code: code, email: consent.sharedEmail,
+            var claims = IdentityTokenClaims(audience: consent.clientID, subject: currentSubject(of: user),
+                                             nonce: authorize.nonce, code: code, email: consent.sharedEmail,
                                              isPrivateEmail: consent.isPrivateEmail, issuedAt: consent.authTime)
+            claims.transferSubject = currentTransferSubject(of: user)
             claims.issuer = issuer
             fields.append(("id_token", try mintIdentityToken(claims)))
         }

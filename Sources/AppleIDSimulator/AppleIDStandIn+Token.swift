@@ -6,7 +6,8 @@ import JSON
 extension AppleIDStandIn {
     static let accessTokenLifetime = 3600
 
-    /// `POST /auth/token`: exchanges an authorization code or a refresh token.
+    /// `POST /auth/token`: exchanges an authorization code or a refresh token, or grants a user migration access
+    /// token (`client_credentials`).
     func exchangeToken(_ request: Request) throws -> Response {
         do {
             guard let form = request.formBody else {
@@ -17,6 +18,8 @@ extension AppleIDStandIn {
                 return try redeemAuthorizationCode(form, clientID: authenticateClient(form))
             case "refresh_token":
                 return try redeemRefreshToken(form, clientID: authenticateClient(form))
+            case "client_credentials":
+                return Self.tokenResponse(try issueMigrationAccessToken(form, clientID: authenticateClient(form)))
             case nil, "":
                 throw OAuthError.invalidRequest("The request has no grant_type.")
             default:
@@ -75,9 +78,10 @@ extension AppleIDStandIn {
     private func issueAccessToken(for consent: Consent) throws -> [String: JSONValue] {
         let accessToken = OpaqueToken.make(.accessToken)
         state.withLock { $0.grants.addToken(accessToken, IssuedToken(kind: .access, consent: consent)) }
-        var claims = IdentityTokenClaims(audience: consent.clientID, subject: consent.user.sub,
+        var claims = IdentityTokenClaims(audience: consent.clientID, subject: currentSubject(of: consent.user),
                                          email: consent.sharedEmail, isPrivateEmail: consent.isPrivateEmail,
                                          issuedAt: clock())
+        claims.transferSubject = currentTransferSubject(of: consent.user)
         claims.issuer = issuer
         claims.accessToken = accessToken
         claims.authTime = consent.authTime

@@ -4,7 +4,7 @@ import JOSE
 import JSON
 import Synchronization
 
-/// A local stand-in for https://appleid.apple.com: authorize page, JWKS, token and revoke
+/// A local stand-in for https://appleid.apple.com: authorize page, JWKS, token, revoke and user migration
 /// endpoints, signing identity tokens with its own RSA keys. For development and tests only.
 public final class AppleIDStandIn: HTTPResponder, Sendable {
     public let issuer: String
@@ -25,6 +25,11 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
         var isUnavailable = false
         var jwksFetchCount = 0
         var jwksCacheMaxAge = 86_400
+        /// The team the app was transferred to (`transferApp(toTeam:)`); nil while it is with the first team.
+        var appOwnerTeam: String?
+        /// `client_credentials` access tokens for the user migration endpoint.
+        var migrationGrants: [String: MigrationGrant] = [:]
+        var userMigrationCallCount = 0
     }
 
     /// - Parameter clock: the simulator's notion of now (code expiry, token times, client secret checks).
@@ -57,6 +62,7 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
         case ("GET", "/auth/keys"): return serveKeys()
         case ("POST", "/auth/token"): return try exchangeToken(request)
         case ("POST", "/auth/revoke"): return revokeToken(request)
+        case ("POST", "/auth/usermigrationinfo"): return userMigrationInfo(request)
         case ("POST", "/__simulator/rotate-keys"):
             try rotateKeys()
             return Response.json(JSONValue.object(["kid": .string(currentKeyID)]).serialized())

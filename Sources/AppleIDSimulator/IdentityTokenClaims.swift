@@ -24,6 +24,8 @@ public struct IdentityTokenClaims: Sendable {
     public var nonceSupported = true
     /// Defaults to `issuedAt`.
     public var authTime: Date?
+    /// `transfer_sub`: present after the app moved to another team, during the migration period.
+    public var transferSubject: String?
     /// Claims added, or replacing the ones above.
     public var extra: [String: JSONValue] = [:]
     /// Claim names left out of the token (applied last).
@@ -61,6 +63,7 @@ public struct IdentityTokenClaims: Sendable {
             if isPrivateEmail { claims["is_private_email"] = .bool(true) }
         }
         if let realUserStatus { claims["real_user_status"] = .integer(realUserStatus) }
+        if let transferSubject { claims["transfer_sub"] = .string(transferSubject) }
         claims.merge(extra) { _, replacement in replacement }
         for name in removed { claims[name] = nil }
         return claims

@@ -6,6 +6,7 @@ import JSON
 struct OAuthError: Error, Sendable {
     let code: String
     let description: String
+    var status = 400
 
     static func invalidRequest(_ description: String) -> OAuthError { OAuthError(code: "invalid_request", description: description) }
     static func invalidClient(_ description: String) -> OAuthError { OAuthError(code: "invalid_client", description: description) }
@@ -13,7 +14,7 @@ struct OAuthError: Error, Sendable {
 
     var response: Response {
         var response = Response.json(JSONValue.object(["error": .string(code), "error_description": .string(description)]).serialized(),
-                                     status: 400)
+                                     status: status)
         response.headers.set("Cache-Control", "no-store")
         return response
     }

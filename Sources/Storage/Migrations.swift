@@ -240,6 +240,21 @@ enum Migrations {
         Migration(version: 11) { d in
             "ALTER TABLE revoked_refresh_tokens ADD COLUMN revoked_for_reuse \(d.flag) NOT NULL DEFAULT \(d.flagLiteral(true))"
         },
+        // Moving the app to another Apple developer team: each member's transfer identifier, recorded by
+        // `transfer export` (the old team), and whether the member was moved to the new team's `sub` (by `transfer
+        // import`, or by a sign-in whose token carries the `transfer_sub` claim). One row per member.
+        Migration(version: 12) { d in """
+            CREATE TABLE member_transfers (
+                user_id \(d.bigInteger) PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+                transfer_sub TEXT NOT NULL UNIQUE,
+                target_team TEXT NOT NULL,
+                exported_at \(d.time) NOT NULL,
+                imported_at \(d.time),
+                new_sub TEXT,
+                import_failure TEXT
+            );
+            """
+        },
     ]
 
     private static let identityTokenUses = DialectStatement { d in """

@@ -62,6 +62,9 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         if let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) {
             return (try updated(existing, signingIn: profile, now: now), false)
         }
+        if let moved = try memberMovedByTransferClaim(profile, now: now) {
+            return (try updated(moved, signingIn: profile, now: now), false)
+        }
         let new = User.firstSignIn(profile, now: now)
         // A new user is one INSERT, and its row is what was bound plus the id the database gave it: built here rather
         // than read back, which on SQLite materialized the row in a temporary B-tree and decoded it by column name.

@@ -15,7 +15,8 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool
 
     /// Finds the user by `(provider: "apple", providerUserID: sub)` — never by email —
-    /// or creates it. See `User.applyingSignIn` for what a later sign-in updates.
+    /// or creates it. See `User.applyingSignIn` for what a later sign-in updates. An unknown `sub` whose profile
+    /// carries a `transferSub` recorded for a member not moved yet is that member, moved to the new `sub`.
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool)
     func user(id: Int64) throws -> User?
     /// The user Apple's server-to-server notifications name by `sub`;
@@ -95,6 +96,27 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     func providerGrants(userID: Int64) throws -> [ProviderGrant]
     /// The OpenID provider's authorization codes issued for the user and not swept yet, oldest first.
     func authorizationCodes(userID: Int64) throws -> [AuthorizationCodeRecord]
+
+    // MARK: - Moving the app to another Apple developer team (docs/app-transfer.md)
+
+    /// Up to `limit` members with an id above `afterUserID` and no transfer identifier recorded for `targetTeam`,
+    /// in id order.
+    func membersAwaitingTransferExport(targetTeam: String, afterUserID: Int64, limit: Int) throws -> [User]
+    /// Records the member's transfer identifier for `targetTeam`, replacing one recorded for another team (and
+    /// whatever its import did). An identifier already recorded for another member is refused (a `StoreError`).
+    func recordTransferExport(userID: Int64, transferSub: String, targetTeam: String, now: Date) throws
+    func memberTransfer(userID: Int64) throws -> MemberTransfer?
+    /// Members, and recorded transfers (for `targetTeam`, or all when nil) with how many were imported.
+    func transferCounts(targetTeam: String?) throws -> TransferCounts
+    /// Up to `limit` recorded transfers not imported yet (failed ones included), user id above `afterUserID`, in order.
+    func pendingTransferImports(afterUserID: Int64, limit: Int) throws -> [MemberTransfer]
+    /// Moves the member to `migrated.sub` (and its email, when given) if its transfer under `transferSub` still waits
+    /// and no other member has that `sub`; then the transfer counts as imported. A taken `sub` is recorded as the
+    /// import's failure.
+    func completeTransferImport(userID: Int64, transferSub: String, migrated: AppleUserProfile,
+                                now: Date) throws -> TransferImportOutcome
+    /// Keeps why Apple could not move the member (its error code); the transfer stays pending.
+    func recordTransferImportFailure(userID: Int64, failure: String) throws
 
     // MARK: - Shared across instances (rate limits, leases, revocation claims)
     //

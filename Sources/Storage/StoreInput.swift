@@ -8,8 +8,14 @@ package enum StoreInput {
             throw StoreError.invalidArgument("an Apple user needs a non-empty sub")
         }
         // SQLite and libpq take text up to its first NUL: "a\0b" would be stored, and found, as the user "a".
-        for text in [profile.sub, profile.email, profile.displayName] where text?.utf8.contains(0) == true {
+        for text in [profile.sub, profile.email, profile.displayName, profile.transferSub] where text?.utf8.contains(0) == true {
             throw StoreError.invalidArgument("an Apple user's sub, email and name cannot contain a NUL character")
+        }
+    }
+
+    package static func validateTransfer(_ identifiers: String...) throws {
+        for identifier in identifiers where identifier.isEmpty || identifier.utf8.contains(0) {
+            throw StoreError.invalidArgument("a transfer identifier, sub or team cannot be empty or contain a NUL character")
         }
     }
 

@@ -117,3 +117,14 @@ extension TableMapping where Model == ProviderGrant {
                       authTime: try row.date("auth_time"), createdAt: try row.date("created_at"))
     }
 }
+
+extension TableMapping where Model == MemberTransfer {
+    package static let memberTransfers = TableMapping(table: "member_transfers", columns: [
+        "user_id", "transfer_sub", "target_team", "exported_at", "imported_at", "new_sub", "import_failure",
+    ]) { row in
+        MemberTransfer(userID: try row.requiredInteger("user_id"), transferSub: try row.requiredText("transfer_sub"),
+                       targetTeam: try row.requiredText("target_team"), exportedAt: try row.date("exported_at"),
+                       importedAt: try row.optionalDate("imported_at"), newSub: try row.text("new_sub"),
+                       importFailure: try row.text("import_failure"))
+    }
+}

@@ -44,12 +44,17 @@ public struct AppleUserProfile: Sendable, Equatable {
     public var emailVerified: Bool
     public var isPrivateEmail: Bool
     public var displayName: String?
+    /// The token's `transfer_sub` claim, during an app's transfer to another team: an unknown `sub` with a
+    /// recorded transfer identifier signs in that member, who then keeps the new `sub`.
+    public var transferSub: String?
 
-    public init(sub: String, email: String?, emailVerified: Bool, isPrivateEmail: Bool, displayName: String?) {
+    public init(sub: String, email: String?, emailVerified: Bool, isPrivateEmail: Bool, displayName: String?,
+                transferSub: String? = nil) {
         self.sub = sub
         self.email = email
         self.emailVerified = emailVerified
         self.isPrivateEmail = isPrivateEmail
         self.displayName = displayName
+        self.transferSub = transferSub
     }
 }

@@ -26,6 +26,10 @@ Usage:
   apple-signin-bridge members delete --id ID --yes [--config FILE]
                                                 a member's data on request: find them, export everything kept, delete
                                                 (exit 3: no such member; see docs/member-requests.md)
+  apple-signin-bridge transfer export --target-team TEAMID [--client-id ID] [--config FILE]
+                                                before moving the app to another Apple team: record each member's transfer_sub
+  apple-signin-bridge transfer import [--client-id ID] [--config FILE]
+                                                after the move, as the new team: move each member to its new sub
   apple-signin-bridge --help | --version
 
 Every command also takes --resources DIR: the folder with Templates/, Public/ and Locales/ (found automatically otherwise).
@@ -50,7 +54,7 @@ struct Arguments {
     var options: [String: String] = [:]
 
     /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
-    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id"]
+    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id", "target-team"]
     /// Options without a value, kept with their dashes.
     static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes"]
 
@@ -253,6 +257,28 @@ func members() -> Never {
     exit(outcome.status.rawValue)
 }
 
+/// `transfer export|import`: moving the members to another Apple developer team (docs/app-transfer.md).
+func transfer() -> Never {
+    let configuration = loadConfiguration(mode: .production)
+    let output: (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+    do {
+        switch arguments.positional {
+        case ["export"]:
+            exit(try TransferCommand.export(configuration: configuration, targetTeam: arguments.options["target-team"],
+                                            clientID: arguments.options["client-id"], logger: logger, output: output))
+        case ["import"]:
+            exit(try TransferCommand.importMembers(configuration: configuration, clientID: arguments.options["client-id"],
+                                                   logger: logger, output: output))
+        default:
+            fail("usage: apple-signin-bridge transfer export --target-team TEAMID | transfer import [--client-id ID] [--config FILE]")
+        }
+    } catch let error as TransferCommand.InputError {
+        fail(error.description)
+    } catch {
+        fail(String(describing: error), code: 1)
+    }
+}
+
 switch arguments.command {
 case "serve": serve()
 case "dev": dev()
@@ -261,5 +287,6 @@ case "doctor": doctor()
 case "client-secret": clientSecret()
 case "keys": keys()
 case "members": members()
+case "transfer": transfer()
 default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }

@@ -142,7 +142,8 @@ struct SignInService: Sendable {
         try recordTokenUse(digest: made.tokenDigest, identity: identity, in: transaction, now: now)
         if case .apiNonce = request.proof, needsServerNonce(identity), !nonceVerified { throw SignInFailure.nonceRequired }
         let profile = AppleUserProfile(sub: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
-                                       isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName)
+                                       isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName,
+                                       transferSub: identity.transferSubject)
         let (user, created) = try transaction.upsertAppleUser(profile, now: now)
         if let sealed = made.sealedAppleRefreshToken {
             try transaction.upsertAppleToken(AppleTokenRecord(

@@ -18,6 +18,7 @@ public enum TokenReport {
             "  expires at:       \(formatter.string(from: identity.expiresAt))",
         ]
         if let status = identity.realUserStatus { lines.append("  real_user_status: \(status)") }
+        if let transferSubject = identity.transferSubject { lines.append("  transfer_sub:     \(transferSubject)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -1,0 +1,310 @@
+import AppleID
+import Foundation
+import HTTPServer
+import Storage
+
+/// `apple-signin-bridge transfer export|import`: moving the app's members to another Apple developer team
+/// (docs/app-transfer.md). Export runs as the old team before the transfer and records each member's transfer
+/// identifier; import runs as the new team after it and moves each member to the new team's `sub`. Both resume
+/// where an earlier run stopped, pace their calls, and print progress to `output`. Returns the exit status: 0 when
+/// nothing is left to retry, 1 when some members should be tried again by running the command again.
+public enum TransferCommand {
+    /// Bad input or a configuration that cannot work: the one line the operator sees, before anything was done.
+    public struct InputError: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    public static func export(configuration: BridgeConfiguration, targetTeam: String?, clientID: String?,
+                              logger: Logger, output: @escaping (String) -> Void) throws -> Int32 {
+        guard let targetTeam, !targetTeam.isEmpty else {
+            throw InputError("transfer export needs --target-team TEAMID: the recipient team's 10-character Team ID")
+        }
+        guard BridgeConfiguration.isAppleTenCharacterID(targetTeam) else {
+            throw InputError("--target-team must be the recipient's 10-character Team ID, upper-case letters and digits (got \"\(targetTeam)\")")
+        }
+        let session = try migrationSession(configuration, clientID: clientID)
+        guard targetTeam != session.teamID else {
+            throw InputError("--target-team \(targetTeam) is this team's own ID (APPLE_TEAM_ID): name the team the app moves to")
+        }
+        let store = try CompositionRoot.openStore(configuration, logger: logger)
+        return try TransferExport(store: store, session: session, targetTeam: targetTeam, output: output).run()
+    }
+
+    public static func importMembers(configuration: BridgeConfiguration, clientID: String?, logger: Logger,
+                                     output: @escaping (String) -> Void) throws -> Int32 {
+        let session = try migrationSession(configuration, clientID: clientID)
+        let store = try CompositionRoot.openStore(configuration, logger: logger)
+        return try TransferImport(store: store, session: session, output: output).run()
+    }
+
+    private static func migrationSession(_ configuration: BridgeConfiguration,
+                                         clientID: String?) throws -> MigrationSession {
+        guard let teamID = configuration.teamID, let clientKey = try CompositionRoot.clientKey(configuration) else {
+            throw InputError("configuration error: APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are needed to call Apple's user migration endpoint")
+        }
+        guard let clientID = clientID ?? configuration.bundleIDs.first ?? configuration.servicesID else {
+            throw InputError("name the client with --client-id (the app's bundle ID or Services ID)")
+        }
+        let apple = CompositionRoot.appleServices(configuration, clientKey: clientKey, transport: URLSessionTransport(),
+                                                  codeExchangeAttempts: MigrationSession.attempts)
+        guard let tokenClient = apple.tokenClient else {
+            throw InputError("configuration error: no Apple key is configured (APPLE_TEAM_ID, APPLE_KEY_ID, APPLE_PRIVATE_KEY_PATH)")
+        }
+        return MigrationSession(client: tokenClient, callGuard: apple.callGuard, clientID: clientID, teamID: teamID)
+    }
+}
+
+/// One team's calls to Apple's user migration endpoint: one access token, renewed before it expires or when Apple
+/// refuses it; calls paced, retried by the token client on failures and 5xx, and waited out (not failed) while the
+/// call guard's breaker is open.
+final class MigrationSession {
+    static let attempts = 4
+    /// At most this many calls a second: Apple publishes no limit for the endpoint, and a transfer has time.
+    static let callsPerSecond = 20.0
+    static let breakerWaits = 3
+
+    let client: AppleTokenClient
+    let callGuard: AppleCallGuard
+    let clientID: String
+    let teamID: String
+    private var accessToken: MigrationAccessToken?
+    private var lastCall = Date.distantPast
+
+    init(client: AppleTokenClient, callGuard: AppleCallGuard, clientID: String, teamID: String) {
+        self.client = client
+        self.callGuard = callGuard
+        self.clientID = clientID
+        self.teamID = teamID
+    }
+
+    func transferSubject(forSubject subject: String, targetTeam: String) throws(AppleTokenError) -> String {
+        try withAccessToken { token throws(AppleTokenError) in
+            try client.transferSubject(forSubject: subject, targetTeam: targetTeam, clientID: clientID, accessToken: token)
+        }
+    }
+
+    func migratedUser(forTransferSubject transferSubject: String) throws(AppleTokenError) -> MigratedUser {
+        try withAccessToken { token throws(AppleTokenError) in
+            try client.migratedUser(forTransferSubject: transferSubject, clientID: clientID, accessToken: token)
+        }
+    }
+
+    /// Fetched before the first member, so a key Apple refuses stops the run before it starts.
+    func prepare() throws(AppleTokenError) { _ = try currentAccessToken() }
+
+    private func withAccessToken<T>(_ call: (MigrationAccessToken) throws(AppleTokenError) -> T) throws(AppleTokenError) -> T {
+        var renewed = false
+        var breakerWaits = 0
+        while true {
+            do {
+                return try paced { () throws(AppleTokenError) in try call(try currentAccessToken()) }
+            } catch .apple(code: "invalid_token", _) where !renewed, .apple(code: "invalid_grant", _) where !renewed {
+                accessToken = nil
+                renewed = true
+            } catch .notAttempted where breakerWaits < Self.breakerWaits {
+                breakerWaits += 1
+                Thread.sleep(forTimeInterval: callGuard.settings.coolDown)
+            }
+        }
+    }
+
+    private func currentAccessToken() throws(AppleTokenError) -> MigrationAccessToken {
+        if let accessToken, accessToken.expiresAt.timeIntervalSinceNow > 60 { return accessToken }
+        let fresh = try paced { () throws(AppleTokenError) in try client.migrationAccessToken(clientID: clientID) }
+        accessToken = fresh
+        return fresh
+    }
+
+    private func paced<T>(_ call: () throws(AppleTokenError) -> T) throws(AppleTokenError) -> T {
+        let wait = lastCall.addingTimeInterval(1 / Self.callsPerSecond).timeIntervalSinceNow
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        lastCall = Date()
+        return try call()
+    }
+}
+
+/// How a failed call for one member is handled.
+enum MigrationFailure {
+    /// Apple does not know the person for this team: list the member, leave it in place.
+    case unknownToApple(String)
+    /// Worth trying again in a later run (Apple unreachable, an answer that could not be used).
+    case transient(String)
+    /// Every other call would fail the same way (the key, the client, the scope): stop the run.
+    case fatal(String)
+
+    init(_ error: AppleTokenError) {
+        switch error {
+        case let .apple(code, _) where ["invalid_request", "no_sub"].contains(code):
+            self = .unknownToApple(code)
+        case .apple, .clientSecretUnavailable, .idTokenRejected, .subjectMismatch:
+            self = .fatal(error.description)
+        case .unreachable, .notAttempted, .invalidResponse:
+            self = .transient(error.description)
+        }
+    }
+}
+
+/// How the two runs pace their reports and give up.
+enum TransferRun {
+    /// Stops a run when Apple fails this many members in a row: the rest would only fail the same way.
+    static let consecutiveFailureLimit = 20
+    /// A progress line every this many members.
+    static let progressInterval = 100
+    /// Members read from the store at a time.
+    static let batchSize = 100
+}
+
+/// `transfer export`: a transfer identifier for every member that has none for the target team yet, asked as the
+/// old team and recorded in `member_transfers`.
+struct TransferExport {
+    let store: any Store
+    let session: MigrationSession
+    let targetTeam: String
+    let output: (String) -> Void
+
+    func run() throws -> Int32 {
+        let start = try store.read { try $0.transferCounts(targetTeam: targetTeam) }
+        output("transfer export: \(start.members) members, \(start.exported) already have a transfer identifier for team \(targetTeam); asking Apple as \(session.clientID) (team \(session.teamID))")
+        do {
+            try session.prepare()
+        } catch {
+            output("transfer export: stopped before the first member: \(error.description)")
+            return 1
+        }
+        var done = start.exported, unknown = 0, failed = 0, sinceProgress = 0, failedInARow = 0
+        var stopped = false
+        var cursor: Int64 = 0
+        members: while true {
+            let batch = try store.read {
+                try $0.membersAwaitingTransferExport(targetTeam: targetTeam, afterUserID: cursor, limit: TransferRun.batchSize)
+            }
+            guard let last = batch.last else { break }
+            cursor = last.id
+            for member in batch {
+                do {
+                    let transferSub = try session.transferSubject(forSubject: member.providerUserID, targetTeam: targetTeam)
+                    try store.write { try $0.recordTransferExport(userID: member.id, transferSub: transferSub,
+                                                                  targetTeam: targetTeam, now: Date()) }
+                    done += 1
+                    failedInARow = 0
+                } catch let error as AppleTokenError {
+                    switch MigrationFailure(error) {
+                    case .fatal(let reason):
+                        output("transfer export: stopped at member \(member.id): \(reason)")
+                        stopped = true
+                        break members
+                    case .unknownToApple(let code):
+                        unknown += 1
+                        output("transfer export: member \(member.id) (sub \(member.providerUserID)) has no transfer identifier: Apple does not know this sub for this team (\(code))")
+                    case .transient(let reason):
+                        failed += 1
+                        failedInARow += 1
+                        output("transfer export: member \(member.id) failed: \(reason)")
+                        if failedInARow >= TransferRun.consecutiveFailureLimit {
+                            output("transfer export: stopped: Apple failed \(failedInARow) members in a row")
+                            stopped = true
+                            break members
+                        }
+                    }
+                }
+                sinceProgress += 1
+                if sinceProgress == TransferRun.progressInterval {
+                    sinceProgress = 0
+                    output("transfer export: \(done)/\(start.members) members, \(unknown + failed) failed")
+                }
+            }
+        }
+        let end = try store.read { try $0.transferCounts(targetTeam: targetTeam) }
+        let finished = !stopped && failed == 0
+        output("transfer export: \(finished ? "done" : "unfinished"), \(end.exported)/\(end.members) members, "
+               + "\(unknown) unknown to Apple (listed above), \(failed) failed"
+               + (finished ? "" : "; run it again to retry the rest"))
+        return finished ? 0 : 1
+    }
+}
+
+/// `transfer import`: every recorded transfer identifier not imported yet, exchanged as the new team for the person's
+/// new `sub`; the member keeps its id, sessions and data. Members Apple does not know stay as they are, listed.
+struct TransferImport {
+    let store: any Store
+    let session: MigrationSession
+    let output: (String) -> Void
+
+    func run() throws -> Int32 {
+        let all = try store.read { try $0.transferCounts(targetTeam: nil) }
+        let ours = try store.read { try $0.transferCounts(targetTeam: session.teamID) }
+        let waiting = ours.exported - ours.imported
+        let otherTeams = (all.exported - all.imported) - waiting
+        output("transfer import: \(waiting) members to move to team \(session.teamID), \(ours.imported) moved already; asking Apple as \(session.clientID)")
+        if otherTeams > 0 {
+            output("transfer import: \(otherTeams) members were exported for another team than APPLE_TEAM_ID \(session.teamID); they are left for that team")
+        }
+        guard waiting > 0 else {
+            if ours.exported == 0 {
+                output("transfer import: no transfer identifier is recorded for team \(session.teamID): run transfer export --target-team \(session.teamID) as the old team first")
+                return 1
+            }
+            output("transfer import: done, nothing left to move")
+            return 0
+        }
+        do {
+            try session.prepare()
+        } catch {
+            output("transfer import: stopped before the first member: \(error.description)")
+            return 1
+        }
+        var moved = 0, leftInPlace = 0, failed = 0, handled = 0, failedInARow = 0
+        var cursor: Int64 = 0
+        members: while true {
+            let batch = try store.read { try $0.pendingTransferImports(afterUserID: cursor, limit: TransferRun.batchSize) }
+            guard let last = batch.last else { break }
+            cursor = last.userID
+            for transfer in batch where transfer.targetTeam == session.teamID {
+                handled += 1
+                do {
+                    let migrated = try session.migratedUser(forTransferSubject: transfer.transferSub)
+                    let profile = AppleUserProfile(sub: migrated.subject, email: migrated.email, emailVerified: migrated.email != nil,
+                                                   isPrivateEmail: migrated.isPrivateEmail, displayName: nil)
+                    let outcome = try store.write {
+                        try $0.completeTransferImport(userID: transfer.userID, transferSub: transfer.transferSub,
+                                                      migrated: profile, now: Date())
+                    }
+                    failedInARow = 0
+                    switch outcome {
+                    case .moved, .notPending: moved += 1
+                    case .subTaken(let holder):
+                        leftInPlace += 1
+                        output("transfer import: member \(transfer.userID) left in place: its new sub \(migrated.subject) already belongs to member \(holder)")
+                    }
+                } catch let error as AppleTokenError {
+                    switch MigrationFailure(error) {
+                    case .fatal(let reason):
+                        output("transfer import: stopped at member \(transfer.userID): \(reason)")
+                        break members
+                    case .unknownToApple(let code):
+                        try store.write { try $0.recordTransferImportFailure(userID: transfer.userID, failure: code) }
+                        leftInPlace += 1
+                        output("transfer import: member \(transfer.userID) left in place: Apple does not know its transfer_sub \(transfer.transferSub) (\(code))")
+                    case .transient(let reason):
+                        failed += 1
+                        failedInARow += 1
+                        output("transfer import: member \(transfer.userID) failed: \(reason)")
+                        if failedInARow >= TransferRun.consecutiveFailureLimit {
+                            output("transfer import: stopped: Apple failed \(failedInARow) members in a row")
+                            break members
+                        }
+                    }
+                }
+                if handled % TransferRun.progressInterval == 0 {
+                    output("transfer import: \(handled)/\(waiting) members, \(moved) moved, \(leftInPlace) left in place, \(failed) failed")
+                }
+            }
+        }
+        let remaining = try store.read { try $0.transferCounts(targetTeam: session.teamID) }
+        let retry = remaining.exported - remaining.imported - leftInPlace
+        output("transfer import: \(retry == 0 ? "done" : "unfinished"), \(moved) moved, \(leftInPlace) left in place (listed above), \(failed) failed"
+               + (retry == 0 ? "" : "; run it again to retry the rest"))
+        return retry == 0 ? 0 : 1
+    }
+}
