@@ -604,6 +604,12 @@ def popup_cancel(s, server, browser):
     if not check("cancel: the popup opens", popup is not None):
         return
     check("the cancelled notice is hidden while signing in", page.js(f"{notice}.hidden") is True)
+    page.js("window.postMessage({method: 'oauthDone', data: {authorization: {state: 'forged', code: 'c', "
+            "id_token: 'forged'}}}, '*')")
+    time.sleep(0.5)
+    check("a message that is not from the popup at Apple's origin is no answer", page.js("location.pathname") == "/login"
+          and page.js("document.querySelector('form[method=post]') === null")
+          and page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true")
     popup.js("document.querySelector('button[value=cancel]').click()")
     shown = page.wait_for(f"!{notice}.hidden", 10)
     check("Cancel in the popup: back on the login page with the cancelled wording", shown
