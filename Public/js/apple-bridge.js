@@ -102,14 +102,13 @@
     const cancelledNotice = document.getElementById('apple-signin-cancelled');
     const usePopup = data.useJsSdk === '1' && data.usePopup === '1';
     let busyTimer = 0;
-    /** While Apple's popup is open the button stays busy until the popup answers, however long that takes. */
     function setBusy(busy) {
       window.clearTimeout(busyTimer);
       if (busy) {
         link.setAttribute('aria-busy', 'true');
         link.classList.add('is-busy');
         if (status) status.textContent = status.dataset.busyText || '';
-        if (!usePopup) busyTimer = window.setTimeout(() => setBusy(false), BUSY_RESET_MS);
+        busyTimer = window.setTimeout(() => setBusy(false), BUSY_RESET_MS);
       } else {
         link.removeAttribute('aria-busy');
         link.classList.remove('is-busy');
@@ -146,6 +145,11 @@
       form.submit();
     }
 
+    /** Apple's popup is open: the button stays busy until the popup answers, however long that takes. */
+    function stayBusyUntilAnswered() {
+      window.clearTimeout(busyTimer);
+    }
+
     function popupFailed(failure) {
       if (!POPUP_CANCELLED.includes(failure && failure.error)) { followLink(); return; }
       setBusy(false);
@@ -170,7 +174,9 @@
           const result = window.AppleID.auth.signIn();
           const settles = result && typeof result.then === 'function';
           if (usePopup) {
-            if (settles) result.then(postAuthorization, popupFailed); else followLink();
+            if (!settles) { followLink(); return; }
+            stayBusyUntilAnswered();
+            result.then(postAuthorization, popupFailed);
           } else if (settles) {
             result.catch(followLink);
           }
