@@ -3,7 +3,8 @@
  *
  * The page renders one plain link that works without any script:
  *   <a id="apple-signin" href="AUTHORIZE_URL" data-state data-nonce data-redirect-uri
- *      data-client-id data-scope [data-use-js-sdk="1" data-sdk-src="APPLE_SDK_URL"] class="apple-button">
+ *      data-client-id data-scope [data-use-js-sdk="1" data-sdk-src="APPLE_SDK_URL" [data-use-popup="1"]]
+ *      class="apple-button">
  * Following it takes the browser to Apple, which form_posts back to /apple_redirect.
  * This script is the page's only script and loads first; nothing of Apple's is fetched before a tap, so a
  * slow or unreachable CDN can never hold the page. On each tap it picks one mode:
@@ -19,6 +20,12 @@
  *     in redirect mode and AppleID.auth.signIn(); Apple form_posts back. If the SDK does not
  *     arrive in time (blocked, offline, a CDN that never answers) or throws, the plain link is
  *     followed, which reaches the same Apple sign-in.
+ *     With data-use-popup="1" (APPLE_JS_POPUP=1) the SDK runs in popup mode instead: Apple's popup hands
+ *     {authorization: {code, id_token, state}, user?} back to this page, which posts exactly the fields of
+ *     Apple's form_post (user as JSON text) to redirectURI in a same-origin form, so /apple_redirect checks
+ *     them as it checks Apple's own post (binding cookie, state, nonce, c_hash, code exchange). A closed or
+ *     cancelled popup leaves the person here with the "Sign-in cancelled" notice; any other failure follows
+ *     the plain link.
  *  3. Anything else: the browser follows the link to Apple.
  *
  * While a sign-in is under way the button shows a busy state (aria-busy, and a status line for
@@ -34,6 +41,10 @@
   const NATIVE_HANDLERS = ['appleLogin', 'appleLoginButtonClick'];
   const SDK_TIMEOUT_MS = 4000;
   const BUSY_RESET_MS = 8000;
+  /** Apple's errors for a person who closed the popup or pressed Cancel in it. */
+  const POPUP_CANCELLED = ['popup_closed_by_user', 'user_cancelled_authorize'];
+  /** The fields of Apple's form_post that the popup's answer carries; /apple_redirect reads these. */
+  const AUTHORIZATION_FIELDS = ['state', 'code', 'id_token'];
 
   function nativeHandler() {
     const handlers = window.webkit && window.webkit.messageHandlers;
@@ -88,6 +99,8 @@
     window.AppleSignInBridge = params;
 
     const status = document.getElementById('apple-signin-status');
+    const cancelledNotice = document.getElementById('apple-signin-cancelled');
+    const usePopup = data.useJsSdk === '1' && data.usePopup === '1';
     let busyTimer = 0;
     function setBusy(busy) {
       window.clearTimeout(busyTimer);
@@ -109,6 +122,43 @@
       window.location.assign(link.href);
     }
 
+    /** Posts the popup's answer to the bridge as Apple's form_post would, from this page (same origin). */
+    function postAuthorization(answer) {
+      const authorization = (answer && answer.authorization) || {};
+      const form = document.createElement('form');
+      form.method = 'post';
+      form.action = params.redirectURI;
+      form.hidden = true;
+      const fields = AUTHORIZATION_FIELDS.map((name) => [name, authorization[name]]);
+      if (answer && answer.user) {
+        fields.push(['user', typeof answer.user === 'string' ? answer.user : JSON.stringify(answer.user)]);
+      }
+      for (const [name, value] of fields) {
+        if (typeof value !== 'string') continue;
+        const input = document.createElement('input');
+        input.type = 'hidden';
+        input.name = name;
+        input.value = value;
+        form.appendChild(input);
+      }
+      document.body.appendChild(form);
+      form.submit();
+    }
+
+    /** Apple's popup is open: the button stays busy until the popup answers, however long that takes. */
+    function stayBusyUntilAnswered() {
+      window.clearTimeout(busyTimer);
+    }
+
+    function popupFailed(failure) {
+      if (!POPUP_CANCELLED.includes(failure && failure.error)) { followLink(); return; }
+      setBusy(false);
+      if (cancelledNotice) {
+        cancelledNotice.hidden = false;
+        if (status) status.textContent = cancelledNotice.textContent;
+      }
+    }
+
     function signInWithSdk() {
       loadSdk(data.sdkSrc).then((ready) => {
         if (!ready) { followLink(); return; }
@@ -119,10 +169,17 @@
             redirectURI: params.redirectURI,
             state: params.state,
             nonce: params.nonce,
-            usePopup: false,
+            usePopup,
           });
           const result = window.AppleID.auth.signIn();
-          if (result && typeof result.catch === 'function') result.catch(followLink);
+          const settles = result && typeof result.then === 'function';
+          if (usePopup) {
+            if (!settles) { followLink(); return; }
+            stayBusyUntilAnswered();
+            result.then(postAuthorization, popupFailed);
+          } else if (settles) {
+            result.catch(followLink);
+          }
         } catch (error) {
           followLink();
         }
@@ -149,6 +206,7 @@
       }
 
       setBusy(true);
+      if (cancelledNotice) cancelledNotice.hidden = true;
       if (data.useJsSdk === '1') {
         event.preventDefault();
         signInWithSdk();

@@ -67,14 +67,17 @@ extension AppleIDStandIn {
         return members.isEmpty ? nil : JSONValue.object(members).serialized()
     }
 
-    /// Sends the result back the way the request asked: a cross-site form POST, or a redirect
-    /// carrying the fields in the query or the fragment.
+    /// Sends the result back the way the request asked: a cross-site form POST, a message to the page that opened
+    /// this popup, or a redirect carrying the fields in the query or the fragment.
     func deliver(_ fields: [(name: String, value: String)], to authorize: AuthorizeRequest) -> Response {
         let encoded = FormFields(fields.map { FormFields.Pair($0.name, $0.value) }).urlEncoded
         switch authorize.responseMode {
         case .formPost:
             let page = AutoPostPage.render(action: authorize.redirectURI, fields: fields, origin: authorize.redirectOrigin)
             return HTML.response(page, formAction: callbackFormAction(authorize))
+        case .webMessage:
+            let page = WebMessagePage.render(message: WebMessagePage.message(fields), targetOrigin: authorize.redirectOrigin)
+            return HTML.response(page, formAction: "'none'")
         case .query:
             let separator = authorize.redirectURI.contains("?") ? "&" : "?"
             return Response.redirect(to: authorize.redirectURI + separator + encoded, status: 302)
@@ -90,10 +93,10 @@ extension AppleIDStandIn {
         return ([authorize.redirectOrigin] + onward.filter { $0 != authorize.redirectOrigin }).joined(separator: " ")
     }
 
-    /// The consent page's `form-action`. Its post is answered with the auto-post page (form_post), or with a
+    /// The consent page's `form-action`. Its post is answered with a page (form_post, web_message), or with a
     /// redirect to the redirect URI (query, fragment), which Chromium checks against this policy too.
     func consentFormAction(_ authorize: AuthorizeRequest) -> String {
-        authorize.responseMode == .formPost ? "'self'" : "'self' " + callbackFormAction(authorize)
+        authorize.responseMode.carriesResultInPage ? "'self'" : "'self' " + callbackFormAction(authorize)
     }
 
     func errorPage(_ error: AuthorizeError) -> Response {

@@ -59,6 +59,7 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
         case ("POST", "/auth/authorize"): return try completeAuthorization(request)
         case ("GET", SimulatorAssets.scriptPath): return SimulatorAssets.scriptResponse
         case ("GET", SimulatorAssets.stylesheetPath): return SimulatorAssets.stylesheetResponse
+        case ("GET", let path) where AppleJSSDKStandIn.serves(path): return AppleJSSDKStandIn.response
         case ("GET", "/auth/keys"): return serveKeys()
         case ("POST", "/auth/token"): return try exchangeToken(request)
         case ("POST", "/auth/revoke"): return revokeToken(request)

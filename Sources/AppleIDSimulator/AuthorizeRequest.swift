@@ -12,6 +12,11 @@ struct AuthorizeRequest: Sendable {
     enum ResponseMode: String, Sendable {
         case query, fragment
         case formPost = "form_post"
+        /// Apple's JS SDK in popup mode: the popup hands the result to the page that opened it with postMessage.
+        case webMessage = "web_message"
+
+        /// Modes that carry the result in the body of a page rather than in a URL, as `name` and `email` need.
+        var carriesResultInPage: Bool { self == .formPost || self == .webMessage }
     }
 
     static let parameterNames = ["client_id", "redirect_uri", "response_type", "scope", "response_mode", "state", "nonce"]
@@ -55,11 +60,11 @@ struct AuthorizeRequest: Sendable {
         }
         guard let mode = ResponseMode(rawValue: value("response_mode") ?? "query") else {
             throw AuthorizeError(code: "invalid_request",
-                                 reason: "The response_mode must be \"query\", \"fragment\" or \"form_post\".")
+                                 reason: "The response_mode must be \"query\", \"fragment\", \"form_post\" or \"web_message\".")
         }
-        if !scopes.isEmpty && mode != .formPost {
+        if !scopes.isEmpty && !mode.carriesResultInPage {
             throw AuthorizeError(code: "invalid_request",
-                                 reason: "The response_mode must be form_post when the name or email scope is requested.")
+                                 reason: "The response_mode must be form_post or web_message when the name or email scope is requested.")
         }
         if responseTypes.contains("id_token") && mode == .query {
             throw AuthorizeError(code: "invalid_request",

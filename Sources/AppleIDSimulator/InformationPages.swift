@@ -17,7 +17,9 @@ enum InformationPages {
             identity tokens with its own keys: never trust them outside development.</p>
             <dl><dt>Issuer</dt><dd><code>\(HTML.escape(issuer))</code></dd></dl>
             <ul class="endpoints">
-            <li><code>GET /auth/authorize</code> — the sign-in page (form_post back to the app)</li>
+            <li><code>GET /auth/authorize</code> — the sign-in page (form_post back to the app, or web_message to
+            the page that opened it as a popup)</li>
+            <li><code>GET /appleauth/static/jsapi/appleid/1/en_US/appleid.auth.js</code> — a stand-in for Apple's JS SDK</li>
             <li><code>GET /auth/keys</code> — the public keys (JWKS)</li>
             <li><code>POST /auth/token</code> — code and refresh token exchange</li>
             <li><code>POST /auth/revoke</code> — token revocation</li>

@@ -18,11 +18,21 @@ enum SimulatorAssets {
     }
 
     /// Submits the form_post back to the relying party, as Apple's page does; the visible button remains for no-JS.
+    /// In a popup (web_message) it posts the result to the opener, addressed to the redirect URI's origin so no
+    /// other page can read it; the opener closes the popup once it has the answer, and this page closes itself
+    /// after POPUP_CLOSE_MS should the opener not.
     static let script = """
         "use strict";
         (function () {
+          var POPUP_CLOSE_MS = 3000;
           var form = document.querySelector("form[data-auto-submit]");
           if (form) { form.submit(); }
+          var message = document.getElementById("web-message");
+          if (message && window.opener) {
+            window.opener.postMessage(JSON.parse(message.getAttribute("data-message")),
+                                      message.getAttribute("data-target-origin"));
+            window.setTimeout(function () { window.close(); }, POPUP_CLOSE_MS);
+          }
         })();
 
         """

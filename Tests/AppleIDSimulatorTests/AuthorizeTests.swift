@@ -62,7 +62,7 @@ extension AppleIDSimulatorTests {
             ("response_type", "token", "response_type"),
             ("response_type", nil, "response_type"),
             ("scope", "name email phone", "scope"),
-            ("response_mode", "query", "form_post when the name or email scope"),
+            ("response_mode", "query", "form_post or web_message when the name or email scope"),
             ("response_mode", "post", "response_mode must be"),
         ] as [(String, String?, String)])
         func refusesInvalidRequests(name: String, value: String?, reason: String) throws {

@@ -27,6 +27,19 @@ struct DoctorTests {
         #expect(findings.contains { $0.message.contains("register exactly this as a Return URL") && $0.message.contains("https://login.example.com/apple_redirect") })
     }
 
+    @Test("APPLE_JS_POPUP without APPLE_JS_SDK is an error line naming both; with it, the configuration loads")
+    func popupWithoutSDK() throws {
+        let key = try TestClientKey(directory: try keyDirectory())
+        var settings = environment(publicURL: "https://login.example.com", keyPath: key.path)
+        settings["APPLE_JS_POPUP"] = "1"
+        let findings = Doctor.run(environment: settings, configFile: nil, online: false)
+        #expect(findings.contains { $0.level == .error && $0.message.hasPrefix("APPLE_JS_POPUP") && $0.message.contains("APPLE_JS_SDK") },
+                "\(lines(findings))")
+        settings["APPLE_JS_SDK"] = "1"
+        let fixed = Doctor.run(environment: settings, configFile: nil, online: false)
+        #expect(fixed.allSatisfy { $0.level == .ok }, "\(lines(fixed))")
+    }
+
     @Test("an IP address, localhost or http redirect_uri is named with what to change", arguments: [
         "https://203.0.113.7", "https://localhost", "http://login.example.com",
     ])

@@ -99,6 +99,8 @@ struct ExecutableTests {
         ("BRIDGE_DATABASE", "mysql://db", "configuration error: BRIDGE_DATABASE"),
         ("APPLE_ID_URL", "http://appleid.example", "configuration error: APPLE_ID_URL"),
         ("APPLE_JS_SDK", "maybe", "configuration error: APPLE_JS_SDK"),
+        ("APPLE_JS_POPUP", "maybe", "configuration error: APPLE_JS_POPUP"),
+        ("APPLE_JS_POPUP", "1", "configuration error: APPLE_JS_POPUP is 1 but APPLE_JS_SDK is not"),
         ("APPLE_TEAM_ID", "ABCDE12345", "configuration error: APPLE_KEY_ID"),
         ("APPLE_ID_URL", "http://127.0.0.1.example.com", "configuration error: APPLE_ID_URL"),
         ("APPLE_REQUIRE_NONCE", "maybe", "configuration error: APPLE_REQUIRE_NONCE"),

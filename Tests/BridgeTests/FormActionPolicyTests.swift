@@ -60,7 +60,7 @@ struct FormActionPolicyTests {
     func sameOriginRepostPolicy() {
         let policy = ContentSecurityPolicy.repostPage(providerRedirectURI: nil, afterSignInURL: "/session",
                                                       returnURLs: ReturnURLPolicy())
-        #expect(policy == ContentSecurityPolicy.header(allowingAppleJSSDK: false))
+        #expect(policy == ContentSecurityPolicy.header())
         #expect(Self.formAction(policy) == "form-action 'self'")
     }
 

@@ -181,19 +181,24 @@ struct WebSignInTests {
 
     @Test("APPLE_JS_SDK=1: the page loads only the bridge script, which fetches Apple's JS SDK on a tap; the CSP allows exactly that origin")
     func jsSDKMode() throws {
+        // In development against the simulator, the SDK (a stand-in) comes from the simulator.
         let harness = try BridgeHarness(["APPLE_JS_SDK": "1"])
+        let simulator = "http://127.0.0.1:\(harness.simulatorPort)"
         let response = try RawHTTPClient.request(port: harness.port, path: "/login")
         let page = HTMLDocument(response.text)
         let scripts = page.select("//script").compactMap { $0.attributes["src"] }
         // A CDN that never answers must not hold the page: nothing of Apple's is loaded before a tap.
         #expect(scripts == ["/public/js/apple-bridge.js"])
         #expect(page.first("//a[@id='apple-signin']")?.attributes["data-sdk-src"]
-                == "https://appleid.cdn-apple.com/appleauth/static/jsapi/appleid/1/en_US/appleid.auth.js")
+                == simulator + "/appleauth/static/jsapi/appleid/1/en_US/appleid.auth.js")
         #expect(page.first("//a[@id='apple-signin']")?.attributes["data-use-js-sdk"] == "1")
-        #expect(response.header("Content-Security-Policy")?.contains("script-src 'self' https://appleid.cdn-apple.com;") == true)
+        #expect(response.header("Content-Security-Policy")?.contains("script-src 'self' \(simulator);") == true)
+        // Only the login page may load it.
+        let other = try RawHTTPClient.request(port: harness.port, path: "/no-such-page")
+        #expect(other.header("Content-Security-Policy")?.contains("script-src 'self';") == true)
         let plainHarness = try BridgeHarness()
         let plain = try RawHTTPClient.request(port: plainHarness.port, path: "/login")
-        #expect(plain.header("Content-Security-Policy")?.contains("appleid.cdn-apple.com") == false)
+        #expect(plain.header("Content-Security-Policy")?.contains("script-src 'self';") == true)
     }
 
     @Test("/metrics counts sign-ins by flow and rejections by reason, in Prometheus text")

@@ -1,7 +1,7 @@
 """Real-browser tests: headless Chromium against `apple-signin-bridge dev` and its Apple ID simulator.
 
-Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge, the JS SDK mode with a CDN that never
-answers, Korean pages, Continue as, sign-out (confirmed, and from a stale tab), GET on POST-only addresses,
+Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge, the JS SDK mode with an SDK that never
+arrives, the JS SDK's popup mode (sign-in, return_to, cancel and a closed popup, a tampered state), Korean pages, Continue as, sign-out (confirmed, and from a stale tab), GET on POST-only addresses,
 return_to allowed and refused, and the rate-limit page; checks every page of the bridge and the simulator with axe-core at phone (390x844, 3x) and desktop (1280x800) sizes, light
 and dark (no serious or critical violation allowed), and writes a screenshot of each to the screenshot folder.
 Usage: run_browser_tests.py EXECUTABLE RESOURCES_DIR SCREENSHOT_DIR
@@ -12,7 +12,6 @@ import importlib.util
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,11 +22,11 @@ import urllib.parse
 import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from cdp import Browser, clean_dir, free_port
+from cdp import Browser, Page, clean_dir, free_port
 
 EXECUTABLE, RESOURCES, SHOTS = (os.path.abspath(argument) for argument in sys.argv[1:4])
 APP_BUNDLE_ID = "dev.applesigninbridge.app"  # the dev server's default APPLE_BUNDLE_IDS
-CDN_HOST = "appleid.cdn-apple.com"
+SDK_SCRIPT = "appleid.auth.js"  # Apple's JS SDK; in development the simulator serves a stand-in under this name
 VARIANTS = [("phone", 390, 844, 3, True), ("desktop", 1280, 800, 1, False)]
 SCHEMES = ["light", "dark"]
 
@@ -60,31 +59,11 @@ class Results:
         return ok
 
 
-class BlackHole:
-    """A loopback listener that accepts connections and never answers: a CDN that hangs."""
-
-    def __init__(self):
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        self.socket.listen(16)
-        self.port = self.socket.getsockname()[1]
-        self.connections = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                connection, _ = self.socket.accept()
-            except OSError:
-                return
-            self.connections.append(connection)  # held open, never read or answered
-
-
 class Server:
     """`apple-signin-bridge dev` on free loopback ports with its own temporary data folder."""
 
-    def __init__(self, extra_env=None):
-        self.port, self.simulator_port = free_port(), free_port()
+    def __init__(self, extra_env=None, simulator_port=None):
+        self.port, self.simulator_port = free_port(), simulator_port or free_port()
         self.directory = tempfile.mkdtemp(prefix="asb-browser-")
         env = dict(os.environ, BRIDGE_PORT=str(self.port), SIMULATOR_PORT=str(self.simulator_port), **(extra_env or {}))
         for key in ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY"]:
@@ -476,32 +455,38 @@ def webview_bridge(s, server):
           and (page.js("document.getElementById('nonce-verified').textContent") or "").startswith("Yes"))
 
 
-def js_sdk_cdn_never_answers(s, server, black_hole):
+def js_sdk_never_arrives(s, server):
+    """APPLE_JS_SDK=1 with the SDK's host accepting the request and never answering (held by the DevTools Fetch
+    domain): the page must load, stay usable and fall back to the plain link."""
     page, check = s.page, s.results.check
     page.call("Network.clearBrowserCookies")
-    started = time.time()
-    page.call("Page.navigate", url=server.base + "/login")
-    loaded = page.wait_for("document.readyState === 'complete' && location.pathname === '/login'", 5)
-    elapsed = time.time() - started
-    check("APPLE_JS_SDK=1: the login page finishes loading with the CDN hanging", loaded, f"{elapsed:.2f} s")
-    check("nothing is requested from Apple's CDN before a tap",
-          page.js(f"document.querySelector('script[src*=\"{CDN_HOST}\"]') === null") and not black_hole.connections)
-    s.screenshot(os.path.join(SHOTS, "login-js-sdk-desktop-light.png"))
-    page.js("document.getElementById('apple-signin').click()")
-    time.sleep(0.5)
-    check("after the tap the button is busy and the page still answers",
-          page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true"
-          and page.js("1 + 1", timeout=2) == 2)
-    tapped = time.time()
-    fell_back = page.wait_for("location.pathname === '/auth/authorize'", 12)
-    check("the SDK never arrives: the plain link to Apple's page is followed", fell_back and black_hole.connections,
-          f"after {time.time() - tapped:.1f} s; {len(black_hole.connections)} connection(s) held by the hanging CDN")
+    page.call("Fetch.enable", patterns=[{"urlPattern": f"*/{SDK_SCRIPT}*", "requestStage": "Request"}])
+    try:
+        started = time.time()
+        page.call("Page.navigate", url=server.base + "/login")
+        loaded = page.wait_for("document.readyState === 'complete' && location.pathname === '/login'", 5)
+        elapsed = time.time() - started
+        check("APPLE_JS_SDK=1: the login page finishes loading with the SDK's host hanging", loaded, f"{elapsed:.2f} s")
+        check("nothing is requested from the SDK's host before a tap",
+              page.js(f"document.querySelector('script[src*=\"{SDK_SCRIPT}\"]') === null")
+              and page.wait_event("Fetch.requestPaused", 0.5) is None)
+        s.screenshot(os.path.join(SHOTS, "login-js-sdk-desktop-light.png"))
+        page.js("document.getElementById('apple-signin').click()")
+        held = page.wait_event("Fetch.requestPaused", 5)
+        check("after the tap the button is busy and the page still answers",
+              page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true"
+              and page.js("1 + 1", timeout=2) == 2)
+        tapped = time.time()
+        fell_back = page.wait_for("location.pathname === '/auth/authorize'", 12)
+        check("the SDK never arrives: the plain link to Apple's page is followed", fell_back and held is not None,
+              f"after {time.time() - tapped:.1f} s; SDK request held: {held is not None}")
+    finally:
+        page.call("Fetch.disable")
 
 
-def js_sdk_webview(s, server, black_hole):
+def js_sdk_webview(s, server):
     page, check = s.page, s.results.check
     page.call("Network.clearBrowserCookies")
-    before = len(black_hole.connections)
     script = page.call("Page.addScriptToEvaluateOnNewDocument", source=FAKE_HANDLER)["identifier"]
     try:
         page.navigate(server.base + "/login")
@@ -509,10 +494,182 @@ def js_sdk_webview(s, server, black_hole):
         time.sleep(0.5)
         check("APPLE_JS_SDK=1 in an iOS webview: the tap goes native, Apple's SDK is not looked for",
               len(page.js("window.__appleLoginMessages") or []) == 1
-              and page.js(f"document.querySelector('script[src*=\"{CDN_HOST}\"]') === null")
-              and len(black_hole.connections) == before and page.js("location.pathname") == "/login")
+              and page.js(f"document.querySelector('script[src*=\"{SDK_SCRIPT}\"]') === null")
+              and page.js("location.pathname") == "/login")
     finally:
         page.call("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
+
+
+# ---- Apple's JS SDK in popup mode (APPLE_JS_SDK=1, APPLE_JS_POPUP=1) -----------------------------------------
+
+def tap(page, selector):
+    """A real click (pressed and released at the element's centre), which lets the page open a popup."""
+    point = page.js("""(() => { const e = document.querySelector(%s); e.scrollIntoView({block: 'center'});
+        const r = e.getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()"""
+                    % json.dumps(selector))
+    for kind in ("mousePressed", "mouseReleased"):
+        page.call("Input.dispatchMouseEvent", type=kind, x=point["x"], y=point["y"], button="left", clickCount=1)
+
+
+def open_popup(s, server, browser, path="/login", before_tap=None):
+    """Opens the login page, taps the Apple button and returns the popup's tab at the simulator's consent page."""
+    page = s.page
+    page.call("Network.clearBrowserCookies")
+    page.navigate(server.base + path)
+    if before_tap:
+        page.js(before_tap)
+    tap(page, "#apple-signin")
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{browser.port}/json", timeout=2))
+        found = next((t for t in targets if t["type"] == "page" and "/auth/authorize" in t["url"]), None)
+        if found:
+            popup = Page(found["webSocketDebuggerUrl"])
+            popup.wait_for("location.pathname === '/auth/authorize' && document.readyState === 'complete'", 10)
+            return popup
+        time.sleep(0.1)
+    return None
+
+
+def popup_gone(popup, timeout=5):
+    """True once the popup's tab has closed (its DevTools connection ends)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            popup.call("Runtime.evaluate", timeout=1, expression="1")
+        except Exception:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def popup_sign_in(s, server, browser):
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    page.navigate(server.base + "/login")
+    link = page.js("(e => ({popup: e.dataset.usePopup, sdk: e.dataset.sdkSrc}))(document.getElementById('apple-signin'))")
+    check("APPLE_JS_POPUP=1: the button asks for the popup and the SDK comes from the simulator in development",
+          link["popup"] == "1" and link["sdk"].startswith(server.simulator + "/appleauth/"), str(link))
+    s.check_page("login-popup")
+    popup = open_popup(s, server, browser)
+    check("a tap opens the simulator's consent page in a popup, asking for web_message", popup is not None and
+          "response_mode=web_message" in (popup.js("location.search") or ""))
+    if popup is None:
+        return
+    check("the login page stays where it is, its button busy", page.js("location.pathname") == "/login"
+          and page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true")
+    Session(popup, s.results).check_page("simulator-consent-popup")
+    page.call("Fetch.enable", patterns=[{"urlPattern": "*/apple_redirect", "requestStage": "Request"}])
+    try:
+        popup.js("document.querySelector('button[value=continue]').click()")
+        posted = page.wait_event("Fetch.requestPaused", 10)
+        fields = urllib.parse.parse_qs((posted or {}).get("request", {}).get("postData", ""))
+        check("the page posts Apple's form_post fields to /apple_redirect itself", posted is not None
+              and posted["request"]["method"] == "POST" and sorted(fields) == ["code", "id_token", "state", "user"]
+              and json.loads(fields["user"][0])["name"]["firstName"] == "Ada", str(sorted(fields)))
+        if posted:
+            page.call("Fetch.continueRequest", requestId=posted["requestId"])
+    finally:
+        page.call("Fetch.disable")
+    check("the popup closes once it handed the answer over", popup_gone(popup))
+    popup.close()
+    landed = page.wait_for("location.pathname === '/session' && document.readyState === 'complete'", 15)
+    text = page.js("document.querySelector('main') && document.querySelector('main').innerText") or ""
+    check("sign-in through the popup lands on the session page with the member", landed and "Ada Lovelace" in text
+          and "ada@example.com" in text and page.js("document.getElementById('flow').dataset.flow") == "web"
+          and (page.js("document.getElementById('nonce-verified').textContent") or "").startswith("Yes"),
+          page.js("location.href") or "")
+    s.check_page("session-popup")
+
+
+def popup_return_to(s, server, browser):
+    page, check = s.page, s.results.check
+    for target, host, path_and_query, label in [
+            ("/session?from=return", f"127.0.0.1:{server.port}", "/session?from=return", "on this server"),
+            (server.simulator + "/", f"127.0.0.1:{server.simulator_port}", "/", "on another origin")]:
+        popup = open_popup(s, server, browser, "/login?return_to=" + urllib.parse.quote(target, safe=""))
+        if not check(f"popup with return_to {label}: the popup opens", popup is not None):
+            continue
+        popup.js("document.querySelector('button[value=continue]').click()")
+        landed = page.wait_for("location.host === %s && location.pathname + location.search === %s"
+                               " && document.readyState === 'complete'" % (json.dumps(host), json.dumps(path_and_query)), 15)
+        check(f"popup with return_to {label}: lands on {target}", landed, page.js("location.href") or "")
+        popup.close()
+
+
+def popup_cancel(s, server, browser):
+    page, check = s.page, s.results.check
+    notice = "document.getElementById('apple-signin-cancelled')"
+    popup = open_popup(s, server, browser)
+    if not check("cancel: the popup opens", popup is not None):
+        return
+    check("the cancelled notice is hidden while signing in", page.js(f"{notice}.hidden") is True)
+    page.js("window.postMessage({method: 'oauthDone', data: {authorization: {state: 'forged', code: 'c', "
+            "id_token: 'forged'}}}, '*')")
+    time.sleep(0.5)
+    check("a message that is not from the popup at Apple's origin is no answer", page.js("location.pathname") == "/login"
+          and page.js("document.querySelector('form[method=post]') === null")
+          and page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") == "true")
+    popup.js("document.querySelector('button[value=cancel]').click()")
+    shown = page.wait_for(f"!{notice}.hidden", 10)
+    check("Cancel in the popup: back on the login page with the cancelled wording", shown
+          and page.js("location.pathname") == "/login"
+          and page.js(f"{notice}.innerText").startswith("Sign-in cancelled. You cancelled signing in with Apple."),
+          page.js(f"{notice}.innerText") or "")
+    check("... the popup is gone and the button usable again", popup_gone(popup)
+          and page.js("document.getElementById('apple-signin').getAttribute('aria-busy')") is None)
+    popup.close()
+    s.check_page("login-popup-cancelled")
+    check("no session was made", page.navigate(server.base + "/session") and page.js("location.pathname") == "/login")
+
+    page.call("Network.setExtraHTTPHeaders", headers={"Accept-Language": "ko-KR,ko;q=0.9"})
+    try:
+        popup = open_popup(s, server, browser)
+        if not check("close: the popup opens (Korean page)", popup is not None):
+            return
+        popup.call("Page.close")
+        shown = page.wait_for(f"!{notice}.hidden", 10)
+        check("closing the popup: back on the Korean login page with its cancelled wording", shown
+              and page.js(f"{notice}.innerText").startswith("로그인이 취소되었습니다"), page.js(f"{notice}.innerText") or "")
+        popup.close()
+        s.check_page("login-popup-cancelled-ko")
+    finally:
+        page.call("Network.setExtraHTTPHeaders", headers={})
+
+
+TAMPER_STATE = """(() => { const submit = HTMLFormElement.prototype.submit;
+  HTMLFormElement.prototype.submit = function () {
+    const state = this.querySelector('input[name=state]'); if (state) state.value = state.value.slice(0, -2) + 'xx';
+    return submit.call(this); }; })()"""
+
+
+def popup_tampered_state(s, server, browser):
+    page, check = s.page, s.results.check
+    popup = open_popup(s, server, browser, before_tap=TAMPER_STATE)
+    if not check("tampered state: the popup opens", popup is not None):
+        return
+    popup.js("document.querySelector('button[value=continue]').click()")
+    refused = page.wait_for("location.pathname === '/apple_redirect' && document.querySelector('h1') !== null", 15)
+    heading = page.js("document.querySelector('h1') && document.querySelector('h1').innerText") or ""
+    check("a state changed on the page is refused as the form_post's is", refused
+          and heading == "This sign-in cannot be finished", heading)
+    popup.close()
+    check("... and no session was made", page.navigate(server.base + "/session") and page.js("location.pathname") == "/login")
+
+
+def web_message_page(s, server):
+    """The simulator's popup answer page, opened without an opener: it keeps its answer and says what to do."""
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    query = urllib.parse.urlencode({"client_id": "dev.applesigninbridge.web", "redirect_uri": server.base + "/apple_redirect",
+                                    "response_type": "code id_token", "scope": "name email",
+                                    "response_mode": "web_message", "state": "s", "nonce": "n"})
+    page.navigate(server.simulator + "/auth/authorize?" + query)
+    page.js("document.querySelector('button[value=continue]').click()")
+    shown = page.wait_for("document.getElementById('web-message') !== null", 10)
+    check("without an opener the web_message page stays, addressed to the redirect URI's origin", shown
+          and page.js("document.getElementById('web-message').dataset.targetOrigin") == server.base)
+    s.check_page("simulator-web-message")
 
 
 def not_found(s, server):
@@ -531,7 +688,6 @@ def not_found(s, server):
 def main():
     clean_dir(SHOTS)
     results = Results()
-    black_hole = BlackHole()
     servers = []
     browser = None
     try:
@@ -539,8 +695,13 @@ def main():
         servers.append(plain)
         sdk = Server({"APPLE_JS_SDK": "1"})
         servers.append(sdk)
+        popup_simulator_port = free_port()
+        popup = Server({"APPLE_JS_SDK": "1", "APPLE_JS_POPUP": "1",
+                        "BRIDGE_RETURN_URLS": f"/session?from=return, http://127.0.0.1:{popup_simulator_port}/*"},
+                       simulator_port=popup_simulator_port)
+        servers.append(popup)
         profile = tempfile.mkdtemp(prefix="asb-chromium-")
-        browser = Browser(profile, [f"--host-resolver-rules=MAP {CDN_HOST}:443 127.0.0.1:{black_hole.port}"])
+        browser = Browser(profile)
         page = browser.page
         page.call("Page.enable")
         page.call("Network.enable")
@@ -551,7 +712,10 @@ def main():
                            (repost, (plain,)), (webview_bridge, (plain,)), (not_found, (plain,)),
                            (stale_sign_out, (plain,)), (simulator_pages, (plain,)), (korean, (plain,)), (post_only_pages, (plain,)),
                            (return_to, (plain,)), (rate_limited, (plain,)),
-                           (js_sdk_cdn_never_answers, (sdk, black_hole)), (js_sdk_webview, (sdk, black_hole))]:
+                           (js_sdk_never_arrives, (sdk,)), (js_sdk_webview, (sdk,)),
+                           (popup_sign_in, (popup, browser)), (popup_return_to, (popup, browser)),
+                           (popup_cancel, (popup, browser)), (popup_tampered_state, (popup, browser)),
+                           (web_message_page, (popup,))]:
             began = time.time()
             try:
                 flow(session, *args)

@@ -155,10 +155,33 @@ struct PagesTests {
         func scripts() throws {
             var context = loginContext
             context["useJSSDK"] = true
+            context["appleJSSDKBaseURL"] = "https://appleid.cdn-apple.com"
             let page = HTMLDocument(try makePages().render("login", language: "ko", context).bodyText)
             #expect(page.select("//script").compactMap { $0.attributes["src"] } == ["/public/js/apple-bridge.js"])
             #expect(page.first("//a[@id='apple-signin']")?.attributes["data-sdk-src"]
                     == "https://appleid.cdn-apple.com/appleauth/static/jsapi/appleid/1/ko_KR/appleid.auth.js")
+            #expect(page.first("//a[@id='apple-signin']")?.attributes["data-use-popup"] == nil)
+            #expect(page.first("//*[@id='apple-signin-cancelled']") == nil)
+        }
+
+        @Test("Popup mode asks the bridge script for the popup and holds the cancelled notice, hidden, in the page's language",
+              arguments: [("en", "Sign-in cancelled.", "You cancelled signing in with Apple."),
+                          ("ko", "로그인이 취소되었습니다.", "Apple로 로그인을 취소했습니다.")])
+        func popup(language: String, heading: String, message: String) throws {
+            var context = loginContext
+            context["useJSSDK"] = true
+            context["useJSPopup"] = true
+            context["appleJSSDKBaseURL"] = "http://127.0.0.1:8081"
+            let page = HTMLDocument(try makePages().render("login", language: language, context).bodyText)
+            let link = try #require(page.first("//a[@id='apple-signin']"))
+            #expect(link.attributes["data-use-popup"] == "1")
+            #expect(link.attributes["data-sdk-src"]?.hasPrefix("http://127.0.0.1:8081/appleauth/static/jsapi/appleid/1/") == true)
+            let notice = try #require(page.first("//p[@id='apple-signin-cancelled']"))
+            #expect(notice.attributes["hidden"] != nil)
+            #expect(notice.attributes["role"] == "status")
+            #expect(page.first("//p[@id='apple-signin-cancelled']/strong")?.text == heading)
+            #expect(notice.text.contains(message))
+            #expect(page.select("//script").compactMap { $0.attributes["src"] } == ["/public/js/apple-bridge.js"])
         }
     }
 

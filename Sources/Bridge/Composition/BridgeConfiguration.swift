@@ -30,6 +30,9 @@ public struct BridgeConfiguration: Sendable {
     public var issuers: [String]
     public var requireCodeExchange: Bool
     public var useJSSDK: Bool
+    /// APPLE_JS_POPUP: Apple's JS SDK signs in in a popup and hands the result to the login page, which posts it to
+    /// `/apple_redirect` itself (only with APPLE_JS_SDK).
+    public var useJSPopup: Bool
     /// Refuse identity tokens without a `nonce` claim on every path (APPLE_REQUIRE_NONCE).
     public var requireNonce: Bool
     /// Peers whose `X-Forwarded-For` is believed (BRIDGE_TRUSTED_PROXIES): reverse proxies in front of the service.
@@ -48,6 +51,15 @@ public struct BridgeConfiguration: Sendable {
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
+    /// Where the login page loads Apple's JS SDK from (`…/appleauth/static/jsapi/appleid/1/LOCALE/appleid.auth.js`
+    /// below it): Apple's CDN, except in development against a stand-in for Apple (the local simulator), which
+    /// serves its own SDK at the same path so the JS flows run offline.
+    public var appleJSSDKBaseURL: String {
+        mode == .development && appleIDURL != Self.appleIDURLDefault ? appleIDURL : "https://appleid.cdn-apple.com"
+    }
+
+    static let appleIDURLDefault = "https://appleid.apple.com"
+
     /// Every client ID a token's `aud` may name.
     public var clientIDs: [String] { (servicesID.map { [$0] } ?? []) + bundleIDs }
 
@@ -62,7 +74,7 @@ public struct BridgeConfiguration: Sendable {
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_DATABASE_POOL_SIZE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
-        "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
+        "APPLE_JS_POPUP", "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
         "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE", "APPLE_MAX_CALLS_IN_FLIGHT",
     ] + SiteSettings.keys
 
@@ -94,6 +106,10 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_REQUIRE_CODE_EXCHANGE", "is 1 but APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are not set, so no code can be exchanged")
         }
         useJSSDK = try Self.flag(values, "APPLE_JS_SDK")
+        useJSPopup = try Self.flag(values, "APPLE_JS_POPUP")
+        if useJSPopup && !useJSSDK {
+            throw ConfigurationError("APPLE_JS_POPUP", "is 1 but APPLE_JS_SDK is not: the popup is a mode of Apple's JS SDK, so set APPLE_JS_SDK=1 too")
+        }
         requireNonce = try Self.flag(values, "APPLE_REQUIRE_NONCE")
         trustedProxies = try Self.trustedProxies(settings)
         metricsToken = try Self.metricsToken(settings)
@@ -194,7 +210,7 @@ public struct BridgeConfiguration: Sendable {
     }
 
     static func apple(_ settings: Settings, mode: RunMode) throws(ConfigurationError) -> (String, [String]) {
-        var appleIDURL = settings.value("APPLE_ID_URL") ?? "https://appleid.apple.com"
+        var appleIDURL = settings.value("APPLE_ID_URL") ?? appleIDURLDefault
         guard let apple = URL(string: appleIDURL), let appleScheme = apple.scheme, ["http", "https"].contains(appleScheme),
               apple.host != nil else {
             throw ConfigurationError("APPLE_ID_URL", "must be an absolute URL such as https://appleid.apple.com (got \"\(appleIDURL)\")")

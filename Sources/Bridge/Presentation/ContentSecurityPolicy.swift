@@ -1,17 +1,29 @@
 import Foundation
 
-/// The content security policy of every HTML page this service sends: its own scripts and styles only, plus
-/// Apple's JS SDK when APPLE_JS_SDK is on. Forms post to this server only.
+/// The content security policy of every HTML page this service sends: its own scripts and styles only, and forms
+/// that post to this server only. The login page alone may also load Apple's JS SDK (APPLE_JS_SDK).
 ///
 /// Chromium also checks `form-action` against every redirect that follows a form submission. The re-post page's
 /// form is answered with a redirect to where the sign-in ends, so that page's policy names those destinations too
-/// (and the simulator's auto-post page, whose post the same redirect answers, gets them from `dev`).
+/// (and the simulator's auto-post page, whose post the same redirect answers, gets them from `dev`); so does the
+/// login page in popup mode, whose own form posts Apple's answer.
 enum ContentSecurityPolicy {
-    static func header(allowingAppleJSSDK: Bool, formActions: [String] = []) -> String {
-        let script = allowingAppleJSSDK ? "'self' https://appleid.cdn-apple.com" : "'self'"
+    /// - Parameter appleJSSDKSource: the origin Apple's JS SDK is loaded from, allowed as a script source.
+    static func header(appleJSSDKSource: String? = nil, formActions: [String] = []) -> String {
+        let script = (["'self'"] + (appleJSSDKSource.map { [$0] } ?? [])).joined(separator: " ")
         let formAction = (["'self'"] + formActions).joined(separator: " ")
         return "default-src 'none'; script-src \(script); style-src 'self'; img-src 'self' data:; connect-src 'self'; "
             + "form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"
+    }
+
+    /// The login page's policy. With APPLE_JS_SDK its script may load the SDK from where it is served. With
+    /// APPLE_JS_POPUP the page posts the popup's answer to `/apple_redirect` itself, and the redirect that answers
+    /// it goes where a web sign-in lands (never to an OpenID client: its sign-ins do not pass this page).
+    static func loginPage(_ configuration: BridgeConfiguration) -> String {
+        guard configuration.useJSSDK else { return header() }
+        let formActions = configuration.useJSPopup
+            ? sources(of: webSignInDestinations(configuration.site.afterSignInURL, configuration.site.returnURLs)) : []
+        return header(appleJSSDKSource: source(of: configuration.appleJSSDKBaseURL), formActions: formActions)
     }
 
     /// The re-post page's policy: this server, and where the reposted callback may send the browser on. For an
@@ -19,7 +31,7 @@ enum ContentSecurityPolicy {
     /// for a web sign-in it is the after-sign-in URL or an allowed return URL.
     static func repostPage(providerRedirectURI: String?, afterSignInURL: String, returnURLs: ReturnURLPolicy) -> String {
         let destinations = providerRedirectURI.map { [$0] } ?? webSignInDestinations(afterSignInURL, returnURLs)
-        return header(allowingAppleJSSDK: false, formActions: sources(of: destinations))
+        return header(formActions: sources(of: destinations))
     }
 
     /// Where a web sign-in may land: BRIDGE_AFTER_SIGN_IN_URL and the entries of BRIDGE_RETURN_URLS.

@@ -27,7 +27,7 @@ public final class BridgeApp: Sendable {
         self.endpoints = endpoints
         self.pages = pages
         self.logo = logo
-        contentSecurityPolicy = ContentSecurityPolicy.header(allowingAppleJSSDK: configuration.useJSSDK)
+        contentSecurityPolicy = ContentSecurityPolicy.header()
         router = Self.routes(configuration, groups, endpoints, metrics, operational, logo)
     }
 

@@ -48,6 +48,7 @@ struct LoginPage: Sendable {
             "state": .string(state), "nonce": .string(nonce),
             "redirectURI": .string(configuration.redirectURI), "clientID": .string(configuration.servicesID ?? ""),
             "scope": .string(Self.scope), "useJSSDK": .bool(configuration.useJSSDK),
+            "useJSPopup": .bool(configuration.useJSPopup), "appleJSSDKBaseURL": .string(configuration.appleJSSDKBaseURL),
         ]
         context["signedOut"] = .bool(visit == nil && request.query["signed_out"] == "1")
         if let returnTo = returnDestination.policy.allowed(request.query["return_to"]) {
@@ -55,6 +56,7 @@ struct LoginPage: Sendable {
         }
         if let visit { context["continue"] = continueLink(visit, returnTo: request.query["return_to"]) }
         var response = pages.render("login", context)
+        response.headers.set("Content-Security-Policy", ContentSecurityPolicy.loginPage(configuration))
         if let cookie = returnDestination.cookie(for: request.query["return_to"], state: state, lifetime: Int(Self.attemptLifetime)) {
             response.setCookie(cookie)
         }
