@@ -13,9 +13,12 @@ public struct MemberRecords: Sendable {
     public var appleToken: AppleTokenRecord?
     public var providerGrants: [ProviderGrant]
     public var authorizationCodes: [AuthorizationCodeRecord]
+    /// The member's part in moving the app to another Apple developer team, if an export recorded one.
+    public var transfer: MemberTransfer?
 
     public init(user: User, sessions: [Session], refreshTokens: [RefreshToken], revokedRefreshTokens: [RevokedRefreshToken],
-                appleToken: AppleTokenRecord?, providerGrants: [ProviderGrant], authorizationCodes: [AuthorizationCodeRecord]) {
+                appleToken: AppleTokenRecord?, providerGrants: [ProviderGrant], authorizationCodes: [AuthorizationCodeRecord],
+                transfer: MemberTransfer? = nil) {
         self.user = user
         self.sessions = sessions
         self.refreshTokens = refreshTokens
@@ -23,6 +26,7 @@ public struct MemberRecords: Sendable {
         self.appleToken = appleToken
         self.providerGrants = providerGrants
         self.authorizationCodes = authorizationCodes
+        self.transfer = transfer
     }
 
     /// The tables `memberRecords(userID:)` reads and, for each, the columns it reads. A test holds the schema to it:
@@ -36,6 +40,7 @@ public struct MemberRecords: Sendable {
         TableMapping.appleTokens.table: TableMapping.appleTokens.columns,
         TableMapping.providerGrants.table: TableMapping.providerGrants.columns,
         TableMapping.authorizationCodes.table: TableMapping.authorizationCodes.columns,
+        "member_transfers": ["user_id", "transfer_sub", "target_team", "exported_at", "imported_at", "new_sub", "import_failure"],
     ]
 }
 
@@ -61,6 +66,7 @@ extension StoreTransaction {
                              revokedRefreshTokens: try revokedRefreshTokens(userID: userID),
                              appleToken: try appleToken(userID: userID),
                              providerGrants: try providerGrants(userID: userID),
-                             authorizationCodes: try authorizationCodes(userID: userID))
+                             authorizationCodes: try authorizationCodes(userID: userID),
+                             transfer: try memberTransfer(userID: userID))
     }
 }

@@ -59,4 +59,23 @@ struct MemberExportTests {
             #expect(!text.contains(stored), "the export shows \(stored)")
         }
     }
+
+    @Test("a member moved to another Apple team shows the transfer identifiers and dates; one never exported shows null")
+    func appleTeamTransfer() throws {
+        let user = User(id: 7, provider: "apple", providerUserID: "001.new-team", email: nil, isPrivateEmail: true,
+                        emailVerified: true, displayName: nil, createdAt: t0, updatedAt: t0)
+        func records(_ transfer: MemberTransfer?) -> MemberRecords {
+            MemberRecords(user: user, sessions: [], refreshTokens: [], revokedRefreshTokens: [], appleToken: nil,
+                          providerGrants: [], authorizationCodes: [], transfer: transfer)
+        }
+        #expect(MemberExport.document(records(nil), exportedAt: t0)["appleTeamTransfer"] == .null)
+        let moved = MemberTransfer(userID: 7, transferSub: "transfer.001", targetTeam: "TEAMB12345", exportedAt: t0,
+                                   importedAt: t0 + 60, newSub: "001.new-team")
+        let transfer = try #require(MemberExport.document(records(moved), exportedAt: t0)["appleTeamTransfer"])
+        #expect(transfer["transferSub"]?.stringValue == "transfer.001")
+        #expect(transfer["targetTeam"]?.stringValue == "TEAMB12345")
+        #expect(transfer["newSub"]?.stringValue == "001.new-team")
+        #expect(transfer["importedAt"]?.stringValue == "2025-06-15T15:07:40Z")
+        #expect(transfer["importFailure"] == .null)
+    }
 }

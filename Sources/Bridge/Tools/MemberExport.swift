@@ -53,6 +53,15 @@ enum MemberExport {
                     ]
                 }),
             ],
+            // Apple's identifiers of the person in another developer team's app (docs/app-transfer.md).
+            "appleTeamTransfer": records.transfer.map { transfer in
+                [
+                    "transferSub": .string(transfer.transferSub), "targetTeam": .string(transfer.targetTeam),
+                    "exportedAt": date(transfer.exportedAt), "importedAt": transfer.importedAt.map(date) ?? .null,
+                    "newSub": transfer.newSub.map(JSONValue.string) ?? .null,
+                    "importFailure": transfer.importFailure.map(JSONValue.string) ?? .null,
+                ]
+            } ?? .null,
             "notes": .array(notes.map(JSONValue.string)),
         ]
     }
