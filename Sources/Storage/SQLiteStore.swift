@@ -41,11 +41,14 @@ public final class SQLiteStore: Store {
         try Self.createParentDirectory(of: path)
         try Self.createPrivateFile(at: path)
         // The writer opens first: it switches the file to WAL, which persists.
+        // Checkpoints are the background checkpointer's; SQLite's own auto-checkpoint on the writer is only the
+        // safety net at twice the checkpointer's WAL limit, for when a loaded machine keeps that thread off the CPU
+        // (without it the WAL grew past 50 MiB in a test under load).
         // temp_store = MEMORY keeps each batch's savepoint journal in memory: on disk, a batch
         // past 64 KiB of changed pages spilled it to a temporary file (create, unlink, writes).
         let writerConnection = try SQLiteConnection(path: path, setup: Self.commonSetup + """
             PRAGMA page_size = \(SQLiteTuning.pageSizeBytes);
-            PRAGMA wal_autocheckpoint = 0;
+            PRAGMA wal_autocheckpoint = \(2 * checkpointTiming.walFrameLimit);
             PRAGMA temp_store = MEMORY;
             PRAGMA cache_size = -\(SQLiteTuning.writerCacheKiB);
             PRAGMA journal_size_limit = \(SQLiteTuning.walSizeLimitBytes);
@@ -109,6 +112,9 @@ public final class SQLiteStore: Store {
     var committedBatchCount: Int { writer.commitCount }
     var waitingWriterCount: Int { writer.waitingWriterCount }
     var checkpointCount: Int { checkpointer.checkpointCount }
+
+    /// Stops the background checkpointer thread, as a CPU-starved machine would hold it (tests).
+    func stopCheckpointerThread() { checkpointer.stop() }
 
     /// `begin` nil: no transaction around `body`, for a body of one statement.
     private static func transaction<T>(

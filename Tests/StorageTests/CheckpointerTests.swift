@@ -43,6 +43,27 @@ extension SQLiteStoreSpecifics {
             #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == bulky)
         }
 
+        @Test("with the checkpointer thread held off the CPU (here: stopped), the writer checkpoints and the WAL stays bounded")
+        func writerCheckpointsWhenStarved() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let path = String(database.url.dropFirst("sqlite:".count))
+            let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: .init())
+            _ = try store.migrate()
+            store.stopCheckpointerThread()
+            let bulky = String(repeating: "x", count: 8_192)
+            var largest = 0
+            for index in 0..<4_000 {
+                try store.write { tx in
+                    try tx.insertLoginAttempt(LoginAttempt(state: "s\(index)", nonce: bulky, bindingHash: "b",
+                                                           createdAt: t0, expiresAt: t0 + 600))
+                }
+                largest = max(largest, Self.size(path + "-wal"))
+            }
+            #expect(largest < 24 * 1024 * 1024, "largest WAL: \(largest) bytes")
+            #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == bulky)
+        }
+
         @Test("closing the store stops the checkpointer and closes every connection")
         func stopsCleanly() throws {
             let database = TestDatabase.temporary()
