@@ -119,6 +119,21 @@ extension StoreTransaction {
     }
 }
 
+/// How a write transaction is isolated from concurrent ones on a database that runs them side by side
+/// (PostgreSQL). SQLite's one writer runs every write alone whichever is asked.
+public enum WriteIsolation: Sendable {
+    /// As if the transactions ran one after another (PostgreSQL's SERIALIZABLE): one that loses a race is run again.
+    /// For a transaction that reads rows and decides what to write from them.
+    case serializable
+    /// Each statement sees what was committed before it began (PostgreSQL's READ COMMITTED), and a statement that
+    /// changes a row another transaction is changing waits for it, then sees its outcome. For a transaction whose
+    /// every rule is one conditional statement on the row it guards (`UPDATE … WHERE consumed_at IS NULL`, an upsert
+    /// whose `WHERE` refuses, an `INSERT` on a unique key) or a read that locks the row it then changes: nothing it
+    /// decides rests on a row it did not lock, so it needs no retry. SERIALIZABLE would refuse such transactions for
+    /// sharing index pages (PostgreSQL's predicate locks are per page), and run them again.
+    case readCommitted
+}
+
 /// A database. Thread-safe; calls block the calling thread.
 public protocol Store: Sendable {
     /// "sqlite" or, later, "postgres".
@@ -153,6 +168,12 @@ public protocol Store: Sendable {
     /// `completion` short: on SQLite it runs on the one writer thread; hand the outcome on and return.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// `write` at `isolation` (`write` alone is `.serializable`); a store whose writes never run side by side
+    /// ignores it.
+    func write<T>(isolation: WriteIsolation, _ body: (any StoreTransaction) throws -> T) throws -> T
+    /// The same without waiting, as `write(_:completion:)`.
+    func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
 
 extension Store {
@@ -165,5 +186,14 @@ extension Store {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         completion(Result { try write(body) })
+    }
+
+    public func write<T>(isolation: WriteIsolation, _ body: (any StoreTransaction) throws -> T) throws -> T {
+        try write(body)
+    }
+
+    public func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(body, completion: completion)
     }
 }
