@@ -40,12 +40,15 @@ public final class PostgresStore: Store {
     private struct RetryCounts {
         var serializationFailures = 0
         var deadlocks = 0
+        var lockTimeouts = 0
     }
 
     public var writeRetries: [(cause: String, count: Int)] {
         let counts = retries.withLock { $0 }
         return [("serialization_failure", counts.serializationFailures), ("deadlock", counts.deadlocks)]
     }
+
+    public var lockTimeouts: Int { retries.withLock { $0.lockTimeouts } }
     /// Run the writes of callers that must not wait for the database's round trips: one thread per pooled
     /// connection (more would only wait for a connection).
     private let writeWorkers: WorkerPool
@@ -152,6 +155,7 @@ public final class PostgresStore: Store {
                 staleConnections += 1
                 if staleConnections > 1 { throw stale.failure.storeError(scrub: url.scrub) }
             } catch {
+                if connection.lastFailure?.sqlState == "55P03" { retries.withLock { $0.lockTimeouts += 1 } }
                 guard let failure = connection.lastFailure, failure.isRetryable, attempt < maximumAttempts else {
                     throw error
                 }

@@ -144,6 +144,9 @@ public protocol Store: Sendable {
     /// Write transactions run again because they lost a race with another (PostgreSQL's serialization failures
     /// and deadlocks), by cause, since the store opened; empty where writes never race (SQLite's one writer).
     var writeRetries: [(cause: String, count: Int)] { get }
+    /// Store calls that failed because a lock stayed held past the session's lock timeout (PostgreSQL's
+    /// `lock_timeout`, SQLSTATE 55P03; answered as unavailable), since the store opened; 0 where nothing waits for a row.
+    var lockTimeouts: Int { get }
     /// Applies pending numbered migrations, each in its own transaction, and returns the
     /// versions applied by this call (empty when up to date). Throws
     /// `StoreError.schemaTooNew` for a database migrated by a newer build.
@@ -178,6 +181,7 @@ public protocol Store: Sendable {
 
 extension Store {
     public var writeRetries: [(cause: String, count: Int)] { [] }
+    public var lockTimeouts: Int { 0 }
 
     public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try read(body)

@@ -140,6 +140,24 @@ import Testing
         }
     }
 
+    @Test("a write that waits past the lock timeout for a row another transaction holds fails as unavailable, and is counted")
+    func lockTimeoutsAreCounted() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try PostgresStore(url: url)
+            _ = try store.migrate()
+            try store.write { try $0.insertLoginAttempt(loginAttempt("held")) }
+            let holder = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            try holder.execute("BEGIN; UPDATE login_attempts SET nonce = nonce WHERE state = 'held'")
+            #expect(store.lockTimeouts == 0)
+            #expect(throws: StoreError.self) {
+                try store.write(isolation: .readCommitted) { try $0.consumeLoginAttempt(state: "held", now: t0) }
+            }
+            try holder.execute("ROLLBACK")
+            #expect(store.lockTimeouts == 1)
+            #expect(try store.write(isolation: .readCommitted) { try $0.consumeLoginAttempt(state: "held", now: t0) })
+        }
+    }
+
     @Test("the pool opens at most poolSize connections, and many threads share them")
     func poolSize() throws {
         try withFreshPostgresDatabase { url in

@@ -60,7 +60,9 @@ public final class BridgeApp: Sendable {
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
         router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, keys, store] _ in
             // PostgreSQL's writes run again after losing a race (none on SQLite): per sign-in, what instances cost each other.
+            // And calls that gave up waiting for a row another transaction held (lock_timeout).
             let retries = store.writeRetries.map { ("bridge_store_write_retries_total{cause=\"\($0.cause)\"}", $0.count) }
+                + (store.backendName == "postgres" ? [("bridge_store_lock_timeouts_total", store.lockTimeouts)] : [])
             var response = Response.text(metrics.prometheusText(extra: [("bridge_jwks_fetches_total", keys.fetches)] + retries))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
