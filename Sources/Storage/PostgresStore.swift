@@ -5,7 +5,9 @@ import WorkerThreads
 /// The PostgreSQL store, for several instances sharing one database.
 ///
 /// A pool of up to `poolSize` connections, opened on demand. Writes run at SERIALIZABLE
-/// isolation, so they behave as if run one after another like SQLite's; a write that
+/// isolation, so they behave as if run one after another like SQLite's, unless the caller
+/// asks for READ COMMITTED (`WriteIsolation.readCommitted`, for transactions made of
+/// conditional statements and locked reads, such as a sign-in); a write that
 /// loses a race with another transaction (serialization failure or deadlock, SQLSTATE
 /// 40001/40P01) is rolled back and **its closure is run again** from the start, up to
 /// `maximumWriteAttempts` times. A `write` closure must therefore do nothing but store
@@ -38,12 +40,15 @@ public final class PostgresStore: Store {
     private struct RetryCounts {
         var serializationFailures = 0
         var deadlocks = 0
+        var lockTimeouts = 0
     }
 
     public var writeRetries: [(cause: String, count: Int)] {
         let counts = retries.withLock { $0 }
         return [("serialization_failure", counts.serializationFailures), ("deadlock", counts.deadlocks)]
     }
+
+    public var lockTimeouts: Int { retries.withLock { $0.lockTimeouts } }
     /// Run the writes of callers that must not wait for the database's round trips: one thread per pooled
     /// connection (more would only wait for a connection).
     private let writeWorkers: WorkerPool
@@ -106,13 +111,26 @@ public final class PostgresStore: Store {
 
     /// See the type's documentation: `body` may run more than once.
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-        try unitOfWork(begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", maximumAttempts: Self.maximumWriteAttempts, body)
+        try write(isolation: .serializable, body)
+    }
+
+    public func write<T>(isolation: WriteIsolation, _ body: (any StoreTransaction) throws -> T) throws -> T {
+        let begin = switch isolation {
+        case .serializable: "BEGIN ISOLATION LEVEL SERIALIZABLE"
+        case .readCommitted: "BEGIN ISOLATION LEVEL READ COMMITTED"
+        }
+        return try unitOfWork(begin: begin, maximumAttempts: Self.maximumWriteAttempts, body)
     }
 
     /// Runs `write` on one of the store's worker threads (one per pooled connection), then `completion` there.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let queued = writeWorkers.run { [self] in completion(Result { try write(body) }) }
+        write(isolation: .serializable, body, completion: completion)
+    }
+
+    public func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let queued = writeWorkers.run { [self] in completion(Result { try write(isolation: isolation, body) }) }
         if !queued { completion(.failure(StoreError.database("the store is closed"))) }
     }
 
@@ -137,6 +155,7 @@ public final class PostgresStore: Store {
                 staleConnections += 1
                 if staleConnections > 1 { throw stale.failure.storeError(scrub: url.scrub) }
             } catch {
+                if connection.lastFailure?.sqlState == "55P03" { retries.withLock { $0.lockTimeouts += 1 } }
                 guard let failure = connection.lastFailure, failure.isRetryable, attempt < maximumAttempts else {
                     throw error
                 }

@@ -21,6 +21,16 @@ enum SQLDialect: Sendable, CaseIterable {
         }
     }
 
+    /// After a `SELECT` of the row a transaction then changes: locks it until the commit, so that a concurrent
+    /// transaction changing it waits, and the read is of its latest version (at READ COMMITTED). Keys stay unlocked:
+    /// rows referring to it may still be inserted. SQLite's single writer already runs the transaction alone.
+    var lockingRowForUpdate: String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: " FOR NO KEY UPDATE"
+        }
+    }
+
     /// After an `INSERT`: returns the new row's `id`. SQLite reports it without a result row
     /// (`sqlite3_last_insert_rowid`), which costs less than `RETURNING`.
     var returningID: String {

@@ -16,7 +16,8 @@ extension SQLTransaction {
         if changed == 1 {
             return .consumed
         }
-        // Same write transaction (serialized): what the UPDATE saw is what this reads.
+        // Why not: the row as committed now. At READ COMMITTED the UPDATE waited for a concurrent consumer's commit,
+        // so a nonce it could not take is seen used here; SERIALIZABLE reads the UPDATE's own snapshot.
         let found = try query("SELECT consumed_at FROM api_nonces WHERE nonce = $1", [.text(nonce)]) {
             try $0.optionalDate("consumed_at")
         }

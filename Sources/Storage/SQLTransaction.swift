@@ -59,7 +59,9 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         try StoreInput.validate(profile)
         // A returning member is found first: an insert that conflicts has already drawn an id (SQLite's
         // AUTOINCREMENT, PostgreSQL's identity), so inserting first left a gap in the member ids at every sign-in.
-        if let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) {
+        // Its row stays locked until the commit: a sign-in at READ COMMITTED then updates the latest version (another
+        // sign-in of the same member waits), and an account deletion waits for the session this opens.
+        if let existing = try lockedUser(appleSubject: profile.sub) {
             return (try updated(existing, signingIn: profile, now: now), false)
         }
         if let moved = try memberMovedByTransferClaim(profile, now: now) {
@@ -80,11 +82,18 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
             user.updatedAt = StoredTime.date(fromUnixSeconds: try StoredTime.unixSeconds(new.updatedAt))
             return (user, true)
         }
-        // Another sign-in of the same new member got there first (PostgreSQL; SQLite's writer is one).
-        guard let existing = try user(provider: User.appleProvider, providerUserID: profile.sub) else {
+        // Another sign-in of the same new member got there first (PostgreSQL; SQLite's writer is one). At READ
+        // COMMITTED the insert waited for its commit, so this statement sees it.
+        guard let existing = try lockedUser(appleSubject: profile.sub) else {
             throw StoreError.database("user \(profile.sub) neither inserted nor found")
         }
         return (try updated(existing, signingIn: profile, now: now), false)
+    }
+
+    private func lockedUser(appleSubject: String) throws -> User? {
+        try query(SQLStatements.userByProviderIDForUpdate.text(for: dialect), [.text(User.appleProvider), .text(appleSubject)]) {
+            try TableMapping.users.decode($0)
+        }.first
     }
 
     private func updated(_ existing: User, signingIn profile: AppleUserProfile, now: Date) throws -> User {
@@ -182,6 +191,8 @@ enum SQLStatements {
     /// Every sign-in looks its member up first, and every session page by id: their text is made once.
     static let userByProviderID = TableMapping.users.selectFrom + " WHERE provider = $1 AND provider_user_id = $2"
     static let userByID = TableMapping.users.selectFrom + " WHERE id = $1"
+    /// A sign-in's lookup of its member, whose row it may then update.
+    static let userByProviderIDForUpdate = DialectStatement { userByProviderID + $0.lockingRowForUpdate }
 
     static let sessionWithUser = """
         SELECT \(TableMapping.sessions.selectList(prefix: "session_")), \(TableMapping.users.selectList(prefix: "user_"))

@@ -159,6 +159,21 @@ extension StoreTransaction {
     }
 }
 
+/// How a write transaction is isolated from concurrent ones on a database that runs them side by side
+/// (PostgreSQL). SQLite's one writer runs every write alone whichever is asked.
+public enum WriteIsolation: Sendable {
+    /// As if the transactions ran one after another (PostgreSQL's SERIALIZABLE): one that loses a race is run again.
+    /// For a transaction that reads rows and decides what to write from them.
+    case serializable
+    /// Each statement sees what was committed before it began (PostgreSQL's READ COMMITTED), and a statement that
+    /// changes a row another transaction is changing waits for it, then sees its outcome. For a transaction whose
+    /// every rule is one conditional statement on the row it guards (`UPDATE … WHERE consumed_at IS NULL`, an upsert
+    /// whose `WHERE` refuses, an `INSERT` on a unique key) or a read that locks the row it then changes: nothing it
+    /// decides rests on a row it did not lock, so it needs no retry. SERIALIZABLE would refuse such transactions for
+    /// sharing index pages (PostgreSQL's predicate locks are per page), and run them again.
+    case readCommitted
+}
+
 /// A database. Thread-safe; calls block the calling thread.
 public protocol Store: Sendable {
     /// "sqlite" or, later, "postgres".
@@ -169,6 +184,9 @@ public protocol Store: Sendable {
     /// Write transactions run again because they lost a race with another (PostgreSQL's serialization failures
     /// and deadlocks), by cause, since the store opened; empty where writes never race (SQLite's one writer).
     var writeRetries: [(cause: String, count: Int)] { get }
+    /// Store calls that failed because a lock stayed held past the session's lock timeout (PostgreSQL's
+    /// `lock_timeout`, SQLSTATE 55P03; answered as unavailable), since the store opened; 0 where nothing waits for a row.
+    var lockTimeouts: Int { get }
     /// Applies pending numbered migrations, each in its own transaction, and returns the
     /// versions applied by this call (empty when up to date). Throws
     /// `StoreError.schemaTooNew` for a database migrated by a newer build.
@@ -193,10 +211,17 @@ public protocol Store: Sendable {
     /// `completion` short: on SQLite it runs on the one writer thread; hand the outcome on and return.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// `write` at `isolation` (`write` alone is `.serializable`); a store whose writes never run side by side
+    /// ignores it.
+    func write<T>(isolation: WriteIsolation, _ body: (any StoreTransaction) throws -> T) throws -> T
+    /// The same without waiting, as `write(_:completion:)`.
+    func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
 
 extension Store {
     public var writeRetries: [(cause: String, count: Int)] { [] }
+    public var lockTimeouts: Int { 0 }
 
     public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try read(body)
@@ -205,5 +230,14 @@ extension Store {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         completion(Result { try write(body) })
+    }
+
+    public func write<T>(isolation: WriteIsolation, _ body: (any StoreTransaction) throws -> T) throws -> T {
+        try write(body)
+    }
+
+    public func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(body, completion: completion)
     }
 }

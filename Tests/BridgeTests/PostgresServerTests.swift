@@ -55,6 +55,7 @@ struct PostgresServerTests {
             let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics").text.split(separator: "\n")
             #expect(metrics.contains("bridge_store_write_retries_total{cause=\"serialization_failure\"} 0"))
             #expect(metrics.contains("bridge_store_write_retries_total{cause=\"deadlock\"} 0"))
+            #expect(metrics.contains("bridge_store_lock_timeouts_total 0"))
         }
     }
 

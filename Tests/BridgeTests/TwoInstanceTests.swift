@@ -118,6 +118,33 @@ struct TwoInstanceTests {
         }
     }
 
+    @Test("sign-ins on A and B at once, of many people and of one on several browsers, run no write twice")
+    func concurrentSignInsNeedNoRetry() throws {
+        try withPair { pair in
+            let (a, b) = (pair.a, pair.b)
+            // App sign-ins of different people (each also spends the one client's shared rate-limit bucket), and
+            // web sign-ins of one person from four browsers (one member row), all released together.
+            var signIns: [() throws -> Int] = try (0..<32).map { index in
+                let harness = index.isMultiple(of: 2) ? a : b
+                let token = try a.token(audience: BridgeHarness.bundleID, subject: "001.pair.many.\(index)", nonce: nil)
+                let body = harness.json(["idToken": .string(token)])
+                return { try harness.api("/api/auth/apple", json: body).status }
+            }
+            for index in 0..<4 {
+                let onA = TestBrowser(a)  // A's stand-in is Apple for both
+                let fields = try onA.authorizeAtApple(try onA.openLogin())
+                let browser = index.isMultiple(of: 2) ? onA : moved(onA, to: b)
+                signIns.append { try browser.post("/apple_redirect", form: fields).status }
+            }
+            let statuses = atOnce(signIns).map { $0 ?? -1 }
+            #expect(statuses == Array(repeating: 200, count: 32) + Array(repeating: 303, count: 4), "\(statuses)")
+            #expect(try a.userCount() == 33)
+            // At SERIALIZABLE, transactions that touched no common row still conflicted over index pages and ran again.
+            let retries = (a.app.store.writeRetries + b.app.store.writeRetries).filter { $0.count > 0 }
+            #expect(retries.isEmpty, "\(retries)")
+        }
+    }
+
     @Test("one refresh token on A and B at once: exactly one rotation, and the reuse ends the family")
     func refreshOnBoth() throws {
         try withPair { pair in

@@ -101,6 +101,63 @@ import Testing
         }
     }
 
+    @Test("two sign-ins of one member at READ COMMITTED on two stores: the second updates the row the first left")
+    func returningMemberRaceAtReadCommitted() throws {
+        try withFreshPostgresDatabase { url in
+            let (store, other) = (try PostgresStore(url: url), try PostgresStore(url: url))
+            _ = try store.migrate()
+            _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "raced", email: "old@example.com"), now: t0) }
+            let (inside, goOn, finished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            Thread {
+                // The first sign-in brings the name (Apple's first-time `user`), and holds its transaction open.
+                _ = try? store.write(isolation: .readCommitted) { tx in
+                    let signedIn = try tx.upsertAppleUser(appleProfile(sub: "raced", email: "old@example.com", name: "Ada"),
+                                                          now: t0 + 1)
+                    inside.signal()
+                    goOn.wait()
+                    return signedIn
+                }
+                finished.signal()
+            }.start()
+            inside.wait()
+            let secondFinished = DispatchSemaphore(value: 0)
+            let second = Collected<User>()
+            Thread {
+                // The second brings a new email and no name; it waits for the first's row.
+                if let (user, _) = try? other.write(isolation: .readCommitted, {
+                    try $0.upsertAppleUser(appleProfile(sub: "raced", email: "new@example.com"), now: t0 + 2)
+                }) { second.append(user) }
+                secondFinished.signal()
+            }.start()
+            #expect(secondFinished.wait(timeout: .now() + 0.5) == .timedOut, "the second sign-in did not wait for the row")
+            goOn.signal()
+            finished.wait()
+            secondFinished.wait()
+            let stored = try #require(try store.read { try $0.user(providerUserID: "raced") })
+            #expect(stored.displayName == "Ada" && stored.email == "new@example.com", "\(stored)")
+            #expect(second.all.map(\.displayName) == ["Ada"])
+            #expect(store.writeRetries.allSatisfy { $0.count == 0 } && other.writeRetries.allSatisfy { $0.count == 0 })
+        }
+    }
+
+    @Test("a write that waits past the lock timeout for a row another transaction holds fails as unavailable, and is counted")
+    func lockTimeoutsAreCounted() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try PostgresStore(url: url)
+            _ = try store.migrate()
+            try store.write { try $0.insertLoginAttempt(loginAttempt("held")) }
+            let holder = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            try holder.execute("BEGIN; UPDATE login_attempts SET nonce = nonce WHERE state = 'held'")
+            #expect(store.lockTimeouts == 0)
+            #expect(throws: StoreError.self) {
+                try store.write(isolation: .readCommitted) { try $0.consumeLoginAttempt(state: "held", now: t0) }
+            }
+            try holder.execute("ROLLBACK")
+            #expect(store.lockTimeouts == 1)
+            #expect(try store.write(isolation: .readCommitted) { try $0.consumeLoginAttempt(state: "held", now: t0) })
+        }
+    }
+
     @Test("the pool opens at most poolSize connections, and many threads share them")
     func poolSize() throws {
         try withFreshPostgresDatabase { url in

@@ -32,12 +32,12 @@ struct LoginPage: Sendable {
         // Only digests are stored: a copy of the database holds no live state, and lookups never touch the value.
         let attempt = LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: SecretTokens.digest(binding),
                                    createdAt: now, expiresAt: now.addingTimeInterval(Self.attemptLifetime), consumedAt: nil)
-        // The rate limit and the attempt share one transaction; the listener thread serves other connections
-        // while it waits for its group commit.
+        // The rate limit and the attempt share one transaction (an upsert and an insert, so READ COMMITTED); the
+        // listener thread serves other connections while it waits for its group commit.
         return try request.answer(afterWriting: { transaction in
             try admission.admit(in: transaction)
             try transaction.insertLoginAttempt(attempt)
-        }, to: store) { [self] in page(request, visit, state: state, nonce: nonce, binding: binding) }
+        }, to: store, isolation: SignInRateLimit.Admission.isolation) { [self] in page(request, visit, state: state, nonce: nonce, binding: binding) }
     }
 
     /// The login page of a stored attempt, with the cookies that bind it to this browser.

@@ -50,6 +50,13 @@ struct SignedIn: Sendable {
 /// user, keep Apple's refresh token, and open the session. Knows nothing of HTTP; a refusal is a `SignInFailure`,
 /// anything else thrown is a store failure.
 struct SignInService: Sendable {
+    /// Every rule of the transaction is one conditional statement on the row it guards: the login attempt or nonce is
+    /// spent by an `UPDATE … WHERE consumed_at IS NULL`, the token recorded by an upsert that refuses an unexpired
+    /// record, the member found with its row locked or inserted on its unique key, the session inserted. So on
+    /// PostgreSQL it runs at READ COMMITTED: at SERIALIZABLE, sign-ins of different people conflicted over shared
+    /// index pages and ran again (0.2 retries a sign-in with one instance, 0.4 with two).
+    static let isolation = WriteIsolation.readCommitted
+
     /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
     static let serverNoncePrefix = "asb."
 
@@ -68,7 +75,9 @@ struct SignInService: Sendable {
         try checkCodeExchange(request)
         let now = clock.now
         let made = try madeBeforehand(request)
-        return try completeSignIn(request, Result { try store.write { try signIn(request, made, in: $0, now: now) } })
+        return try completeSignIn(request, Result {
+            try store.write(isolation: Self.isolation) { try signIn(request, made, in: $0, now: now) }
+        })
     }
 
     /// The sign-in without a waiting thread: `completion` gets the transaction's outcome, on whichever thread
@@ -78,7 +87,7 @@ struct SignInService: Sendable {
         try checkCodeExchange(request)
         let now = clock.now
         let made = try madeBeforehand(request)
-        store.write({ [self] in try signIn(request, made, in: $0, now: now) }, completion: completion)
+        store.write(isolation: Self.isolation, { [self] in try signIn(request, made, in: $0, now: now) }, completion: completion)
     }
 
     /// As the transaction's failure would, a failure here gives back what the code exchange obtained.

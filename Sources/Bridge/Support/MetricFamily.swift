@@ -78,6 +78,8 @@ public struct MetricFamily: Sendable {
                      "Requests that failed on the database, by kind (unavailable: unreachable or too slow, answered 503; error: any other)."),
         MetricFamily("bridge_store_write_retries_total", .counter,
                      "PostgreSQL writes run again after losing a race with another instance, by cause (serialization_failure, deadlock)."),
+        MetricFamily("bridge_store_lock_timeouts_total", .counter,
+                     "PostgreSQL store calls that waited past the 3 s lock timeout for a row another transaction held (answered 503)."),
         // HTTP.
         MetricFamily("bridge_http_request_duration_seconds", .histogram,
                      "Time from a request's arrival to the end of its answer, by route (a registered path or prefix; other for the rest)."),

@@ -64,6 +64,10 @@ struct OperationalMetrics: Sendable {
         samples += store.writeRetries.map {
             Metrics.Sample("bridge_store_write_retries_total", Double($0.count), labels: [("cause", $0.cause)])
         }
+        // Store calls that gave up waiting for a row another transaction held (PostgreSQL's lock_timeout).
+        if store.backendName == "postgres" {
+            samples.append(Metrics.Sample("bridge_store_lock_timeouts_total", Double(store.lockTimeouts)))
+        }
         return samples
     }
 }

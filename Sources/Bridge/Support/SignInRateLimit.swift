@@ -25,7 +25,9 @@ struct SignInRateLimit: Sendable {
     /// waits for its commit (`next()` is then the rest of the work the router runs when the request resumes).
     func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Response) throws -> Response {
         let admission = admission(of: request)
-        return try request.answer(afterWriting: { try admission.admit(in: $0) }, to: store) { try next() }
+        return try request.answer(afterWriting: { try admission.admit(in: $0) }, to: store, isolation: Admission.isolation) {
+            try next()
+        }
     }
 
     /// The check for one request, to run inside a write transaction of the caller's (one upsert).
@@ -37,6 +39,11 @@ struct SignInRateLimit: Sendable {
     }
 
     struct Admission: Sendable {
+        /// The admission is one upsert whose `WHERE` refuses: at READ COMMITTED a concurrent request of the same
+        /// client waits for the bucket's row and then sees its new value, where SERIALIZABLE made every request of
+        /// a busy client but one run again.
+        static let isolation = WriteIsolation.readCommitted
+
         let key: String
         let now: Date
         let interval: TimeInterval
