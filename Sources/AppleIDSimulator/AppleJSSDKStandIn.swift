@@ -23,13 +23,7 @@ enum AppleJSSDKStandIn {
         return !locale.isEmpty && locale.allSatisfy { $0.isLetter || $0 == "_" || $0 == "-" }
     }
 
-    static var response: Response {
-        var response = Response(status: 200, body: Array(script.utf8))
-        response.headers.set("Content-Type", "text/javascript; charset=utf-8")
-        response.headers.set("Cache-Control", "no-cache")
-        response.headers.set("X-Content-Type-Options", "nosniff")
-        return response
-    }
+    static var response: Response { SimulatorAssets.asset(script, type: "text/javascript; charset=utf-8") }
 
     static let script = """
         "use strict";

@@ -9,7 +9,8 @@ enum SimulatorAssets {
     static var scriptResponse: Response { asset(script, type: "text/javascript; charset=utf-8") }
     static var stylesheetResponse: Response { asset(stylesheet, type: "text/css; charset=utf-8") }
 
-    private static func asset(_ text: String, type: String) -> Response {
+    /// A script or style sheet as the simulator serves them: never cached, never sniffed.
+    static func asset(_ text: String, type: String) -> Response {
         var response = Response(status: 200, body: Array(text.utf8))
         response.headers.set("Content-Type", type)
         response.headers.set("Cache-Control", "no-cache")

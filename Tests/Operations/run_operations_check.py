@@ -15,7 +15,6 @@ makes a few other requests, then checks:
 Usage: run_operations_check.py EXECUTABLE ROOT. Standard library only. Closing line: "N passed, N failed".
 """
 
-import html.parser
 import json
 import os
 import re
@@ -31,6 +30,8 @@ import urllib.request
 EXECUTABLE, ROOT = sys.argv[1], os.path.abspath(sys.argv[2])
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Support"))
 from dev_server import start_dev_server  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from deployment_signin import Forms, NoRedirect  # noqa: E402  (the deployment check's browser pieces)
 
 DASHBOARD = os.path.join(ROOT, "docs", "operations", "grafana-dashboard.json")
 ALERTS = os.path.join(ROOT, "docs", "operations", "alerts.yml")
@@ -52,29 +53,6 @@ def promtool(*args, stdin=None):
     """promtool's exit status and its whole output (it writes warnings to stderr or stdout, by version)."""
     run = subprocess.run(["promtool", *args], input=stdin, capture_output=True, text=True, timeout=60)
     return run.returncode, (run.stdout + run.stderr).strip()
-
-
-class Forms(html.parser.HTMLParser):
-    """Every form's action and fields, and every link's attributes by id."""
-
-    def __init__(self):
-        super().__init__()
-        self.forms, self.links = [], {}
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "form":
-            self.forms.append((attrs.get("action", ""), []))
-        elif tag in ("input", "textarea") and self.forms and attrs.get("name"):
-            if attrs.get("type") != "radio" or "checked" in attrs:
-                self.forms[-1][1].append((attrs["name"], attrs.get("value", "")))
-        elif tag == "a" and attrs.get("id"):
-            self.links[attrs["id"]] = attrs
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
 
 
 class Browser:

@@ -17,6 +17,22 @@ extension SQLiteStoreSpecifics {
             return condition()
         }
 
+        static let bulky = String(repeating: "x", count: 8_192)
+
+        /// 4,000 commits of an 8 KiB row each: over 32 MiB of WAL if nothing checkpointed it. The file keeps its
+        /// high-water size when the WAL starts over, so the largest size seen bounds its peak.
+        static func writeBulkyRows(_ store: SQLiteStore, walPath: String) throws -> Int {
+            var largest = 0
+            for index in 0..<4_000 {
+                try store.write { tx in
+                    try tx.insertLoginAttempt(LoginAttempt(state: "s\(index)", nonce: bulky, bindingHash: "b",
+                                                           createdAt: t0, expiresAt: t0 + 600))
+                }
+                largest = max(largest, size(walPath))
+            }
+            return largest
+        }
+
         @Test("the background checkpointer keeps the WAL bounded under a stream of writes, and empties it when idle")
         func walStaysBounded() throws {
             let database = TestDatabase.temporary()
@@ -26,21 +42,11 @@ extension SQLiteStoreSpecifics {
                                                    walFrameLimit: 256)
             let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: timing)
             _ = try store.migrate()
-            // 4,000 commits of an 8 KiB row each: over 32 MiB of WAL if nothing checkpointed it. The file
-            // keeps its high-water size when the WAL starts over, so this bounds its peak.
-            let bulky = String(repeating: "x", count: 8_192)
-            var largest = 0
-            for index in 0..<4_000 {
-                try store.write { tx in
-                    try tx.insertLoginAttempt(LoginAttempt(state: "s\(index)", nonce: bulky, bindingHash: "b",
-                                                           createdAt: t0, expiresAt: t0 + 600))
-                }
-                largest = max(largest, Self.size(path + "-wal"))
-            }
+            let largest = try Self.writeBulkyRows(store, walPath: path + "-wal")
             #expect(store.checkpointCount > 0)
             #expect(largest < 24 * 1024 * 1024, "largest WAL: \(largest) bytes")
             #expect(Self.waitFor(seconds: 5) { Self.size(path + "-wal") == 0 }, "WAL after idle: \(Self.size(path + "-wal"))")
-            #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == bulky)
+            #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == Self.bulky)
         }
 
         @Test("with the checkpointer thread held off the CPU (here: stopped), the writer checkpoints and the WAL stays bounded")
@@ -51,17 +57,9 @@ extension SQLiteStoreSpecifics {
             let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: .init())
             _ = try store.migrate()
             store.stopCheckpointerThread()
-            let bulky = String(repeating: "x", count: 8_192)
-            var largest = 0
-            for index in 0..<4_000 {
-                try store.write { tx in
-                    try tx.insertLoginAttempt(LoginAttempt(state: "s\(index)", nonce: bulky, bindingHash: "b",
-                                                           createdAt: t0, expiresAt: t0 + 600))
-                }
-                largest = max(largest, Self.size(path + "-wal"))
-            }
+            let largest = try Self.writeBulkyRows(store, walPath: path + "-wal")
             #expect(largest < 24 * 1024 * 1024, "largest WAL: \(largest) bytes")
-            #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == bulky)
+            #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == Self.bulky)
         }
 
         @Test("closing the store stops the checkpointer and closes every connection")
