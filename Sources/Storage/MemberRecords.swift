@@ -40,7 +40,7 @@ public struct MemberRecords: Sendable {
         TableMapping.appleTokens.table: TableMapping.appleTokens.columns,
         TableMapping.providerGrants.table: TableMapping.providerGrants.columns,
         TableMapping.authorizationCodes.table: TableMapping.authorizationCodes.columns,
-        "member_transfers": ["user_id", "transfer_sub", "target_team", "exported_at", "imported_at", "new_sub", "import_failure"],
+        TableMapping.memberTransfers.table: TableMapping.memberTransfers.columns,
     ]
 }
 

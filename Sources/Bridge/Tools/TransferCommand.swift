@@ -149,6 +149,17 @@ enum MigrationFailure {
 enum TransferRun {
     /// Stops a run when Apple fails this many members in a row: the rest would only fail the same way.
     static let consecutiveFailureLimit = 20
+
+    /// Apple's transient failures of members in a row.
+    struct FailureStreak {
+        private(set) var length = 0
+        mutating func reset() { length = 0 }
+        /// One more failed member; true when the run should stop.
+        mutating func extend() -> Bool {
+            length += 1
+            return length >= consecutiveFailureLimit
+        }
+    }
     /// A progress line every this many members.
     static let progressInterval = 100
     /// Members read from the store at a time.
@@ -172,7 +183,8 @@ struct TransferExport {
             output("transfer export: stopped before the first member: \(error.description)")
             return 1
         }
-        var done = start.exported, unknown = 0, failed = 0, sinceProgress = 0, failedInARow = 0
+        var done = start.exported, unknown = 0, failed = 0, handled = 0
+        var streak = TransferRun.FailureStreak()
         var stopped = false
         var cursor: Int64 = 0
         members: while true {
@@ -187,7 +199,7 @@ struct TransferExport {
                     try store.write { try $0.recordTransferExport(userID: member.id, transferSub: transferSub,
                                                                   targetTeam: targetTeam, now: Date()) }
                     done += 1
-                    failedInARow = 0
+                    streak.reset()
                 } catch let error as AppleTokenError {
                     switch MigrationFailure(error) {
                     case .fatal(let reason):
@@ -199,18 +211,16 @@ struct TransferExport {
                         output("transfer export: member \(member.id) (sub \(member.providerUserID)) has no transfer identifier: Apple does not know this sub for this team (\(code))")
                     case .transient(let reason):
                         failed += 1
-                        failedInARow += 1
                         output("transfer export: member \(member.id) failed: \(reason)")
-                        if failedInARow >= TransferRun.consecutiveFailureLimit {
-                            output("transfer export: stopped: Apple failed \(failedInARow) members in a row")
+                        if streak.extend() {
+                            output("transfer export: stopped: Apple failed \(streak.length) members in a row")
                             stopped = true
                             break members
                         }
                     }
                 }
-                sinceProgress += 1
-                if sinceProgress == TransferRun.progressInterval {
-                    sinceProgress = 0
+                handled += 1
+                if handled % TransferRun.progressInterval == 0 {
                     output("transfer export: \(done)/\(start.members) members, \(unknown + failed) failed")
                 }
             }
@@ -254,7 +264,8 @@ struct TransferImport {
             output("transfer import: stopped before the first member: \(error.description)")
             return 1
         }
-        var moved = 0, leftInPlace = 0, failed = 0, handled = 0, failedInARow = 0
+        var moved = 0, leftInPlace = 0, failed = 0, handled = 0
+        var streak = TransferRun.FailureStreak()
         var cursor: Int64 = 0
         members: while true {
             let batch = try store.read { try $0.pendingTransferImports(afterUserID: cursor, limit: TransferRun.batchSize) }
@@ -270,7 +281,7 @@ struct TransferImport {
                         try $0.completeTransferImport(userID: transfer.userID, transferSub: transfer.transferSub,
                                                       migrated: profile, now: Date())
                     }
-                    failedInARow = 0
+                    streak.reset()
                     switch outcome {
                     case .moved, .notPending: moved += 1
                     case .subTaken(let holder):
@@ -288,10 +299,9 @@ struct TransferImport {
                         output("transfer import: member \(transfer.userID) left in place: Apple does not know its transfer_sub \(transfer.transferSub) (\(code))")
                     case .transient(let reason):
                         failed += 1
-                        failedInARow += 1
                         output("transfer import: member \(transfer.userID) failed: \(reason)")
-                        if failedInARow >= TransferRun.consecutiveFailureLimit {
-                            output("transfer import: stopped: Apple failed \(failedInARow) members in a row")
+                        if streak.extend() {
+                            output("transfer import: stopped: Apple failed \(streak.length) members in a row")
                             break members
                         }
                     }
