@@ -14,15 +14,16 @@ extension SQLValue {
         }
     }
 
-    /// The binary wire form, or nil for NULL.
-    fileprivate var binary: [UInt8]? {
+    /// Appends the binary wire form to `buffer`; false for NULL, which has none.
+    fileprivate func appendBinary(to buffer: inout [UInt8]) -> Bool {
         switch self {
-        case let .integer(value): withUnsafeBytes(of: value.bigEndian) { Array($0) }
-        case let .text(string): Array(string.utf8)
-        case let .blob(bytes): bytes
-        case let .bool(flag): [flag ? 1 : 0]
-        case .null: nil
+        case let .integer(value): withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+        case let .text(string): buffer.append(contentsOf: string.utf8)
+        case let .blob(bytes): buffer.append(contentsOf: bytes)
+        case let .bool(flag): buffer.append(flag ? 1 : 0)
+        case .null: return false
         }
+        return true
     }
 }
 
@@ -85,7 +86,16 @@ struct PostgresFailure: Error {
 final class PostgresConnection {
     private let handle: OpaquePointer
     /// Statement names by SQL text and parameter types; they live as long as the session.
-    private var prepared: [String: String] = [:]
+    private var prepared: [StatementKey: String] = [:]
+
+    private struct StatementKey: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
+    /// A BEGIN that goes out with the next statement (`begin(_:)`).
+    private var pendingBegin: String?
+    /// Statements sent since the last `begin`, the first of them with the BEGIN.
+    private(set) var statementsInTransaction = 0
     /// The failure behind the last error thrown, so the store can tell a serialization
     /// failure (retry) or a lost connection (discard) from any other error.
     private(set) var lastFailure: PostgresFailure?
@@ -162,6 +172,28 @@ final class PostgresConnection {
         try check(result)
     }
 
+    /// Opens a transaction with `sql` (a BEGIN) sent together with the next statement, in one round trip
+    /// (libpq's pipeline mode): a sign-in is a handful of statements, and each round trip costs both processes
+    /// a wake-up. Nothing is sent when no statement follows before `commit()`.
+    func begin(_ sql: String) {
+        pendingBegin = sql
+        statementsInTransaction = 0
+    }
+
+    /// Commits what `begin` opened; nothing to do when no statement ran since.
+    func commit() throws(PostgresFailure) {
+        if pendingBegin != nil {
+            pendingBegin = nil
+            return
+        }
+        try execute("COMMIT")
+    }
+
+    /// Forgets a BEGIN not sent yet (the unit of work failed before its first statement).
+    func abandonPendingBegin() {
+        pendingBegin = nil
+    }
+
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     func run(_ sql: String, _ values: [SQLValue] = []) throws(PostgresFailure) -> Int {
@@ -177,32 +209,85 @@ final class PostgresConnection {
 
     private func withResult<T>(_ sql: String, _ values: [SQLValue], _ body: (OpaquePointer) -> T) throws(PostgresFailure) -> T {
         let name = try statementName(sql, values)
-        let encoded = values.map(\.binary)
-        let pointers: [UnsafeMutablePointer<CChar>?] = encoded.map { bytes in
-            bytes.map { bytes in
-                let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
-                bytes.withUnsafeBytes { source in
-                    if let start = source.baseAddress {
-                        UnsafeMutableRawPointer(buffer).copyMemory(from: start, byteCount: source.count)
-                    }
-                }
-                return buffer
-            }
+        // Every value in one buffer, so nothing needs freeing; a NULL is a nil pointer, an empty value is not
+        // (the buffer never is: a spare byte ends it).
+        var bytes: [UInt8] = []
+        var offsets: [Int?] = []
+        var lengths: [Int32] = []
+        offsets.reserveCapacity(values.count)
+        lengths.reserveCapacity(values.count)
+        for value in values {
+            let start = bytes.count
+            offsets.append(value.appendBinary(to: &bytes) ? start : nil)
+            lengths.append(Int32(bytes.count - start))
         }
-        let lengths = encoded.map { Int32($0?.count ?? 0) }
+        bytes.append(0)
         let formats = [Int32](repeating: 1, count: values.count)
-        let result = pointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
-            PQexecPrepared(handle, name, Int32(values.count), valuePointers.baseAddress, lengths, formats, 1)
+        statementsInTransaction += 1
+        let result = try bytes.withUnsafeBufferPointer { buffer throws(PostgresFailure) in
+            let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+            let pointers: [UnsafePointer<CChar>?] = offsets.map { $0.map { base + $0 } }
+            return try pointers.withUnsafeBufferPointer { valuePointers throws(PostgresFailure) in
+                guard let begin = pendingBegin else {
+                    return PQexecPrepared(handle, name, Int32(values.count), valuePointers.baseAddress, lengths, formats, 1)
+                }
+                pendingBegin = nil
+                return try pipelined(begin: begin) {
+                    PQsendQueryPrepared(handle, name, Int32(values.count), valuePointers.baseAddress, lengths, formats, 1)
+                }
+            }
         }
         defer { PQclear(result) }
         try check(result)
         return body(result!)
     }
 
+    /// Sends `begin` and the statement `send` queues in one pipeline and waits for both; returns the statement's
+    /// result (the caller clears it). A failed BEGIN is thrown; the statement then did not run.
+    private func pipelined(begin: String, _ send: () -> Int32) throws(PostgresFailure) -> OpaquePointer? {
+        guard PQenterPipelineMode(handle) == 1 else { try lostConnection() }
+        var leftPipeline = false
+        defer { if !leftPipeline { PQexitPipelineMode(handle) } }
+        guard PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1, send() == 1, PQpipelineSync(handle) == 1 else {
+            try lostConnection()
+        }
+        var results: [OpaquePointer] = []
+        // Each command's result is followed by a NULL; the sync point ends the pipeline. A NULL where a result
+        // should be means the connection is gone.
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                break
+            }
+            results.append(result)
+            _ = PQgetResult(handle)
+        }
+        leftPipeline = PQexitPipelineMode(handle) == 1
+        guard results.count == 2, leftPipeline else {
+            results.forEach { PQclear($0) }
+            try lostConnection()
+        }
+        defer { PQclear(results[0]) }
+        do {
+            try check(results[0])
+        } catch {
+            PQclear(results[1])
+            throw error
+        }
+        return results[1]
+    }
+
+    /// The failure of a connection that broke mid-pipeline, recorded as `check` records one.
+    private func lostConnection() throws(PostgresFailure) -> Never {
+        let failure = PostgresFailure(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), connectionLost: !isUsable)
+        lastFailure = lastFailure ?? failure
+        throw failure
+    }
+
     /// Prepares `sql` once per connection (and per parameter types).
     private func statementName(_ sql: String, _ values: [SQLValue]) throws(PostgresFailure) -> String {
         let types = values.map(\.typeOID)
-        let key = types.map(String.init).joined(separator: ",") + "|" + sql
+        let key = StatementKey(sql: sql, types: types)
         if let name = prepared[key] {
             return name
         }

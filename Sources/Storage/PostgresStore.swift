@@ -184,21 +184,22 @@ public final class PostgresStore: Store {
                 throw error
             }
         }
-        do {
-            try connection.execute(begin)
-        } catch {
-            if error.connectionLost { throw StaleConnection(failure: error) }
-            throw error.storeError(scrub: url.scrub)
-        }
+        connection.begin(begin)
         do {
             let result = try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: url.scrub)))
             do {
-                try connection.execute("COMMIT")
+                try connection.commit()
             } catch {
                 throw error.storeError(scrub: url.scrub)
             }
             return result
         } catch {
+            connection.abandonPendingBegin()
+            // The connection was found broken by the BEGIN sent with the first statement: nothing ran (nothing
+            // uncommitted survives a lost connection), so the unit of work can go again on another one.
+            if let failure = connection.lastFailure, failure.connectionLost, connection.statementsInTransaction <= 1 {
+                throw StaleConnection(failure: failure)
+            }
             if connection.isUsable && connection.isInsideTransaction {
                 try? connection.execute("ROLLBACK")
             }

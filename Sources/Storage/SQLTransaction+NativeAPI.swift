@@ -28,14 +28,13 @@ extension SQLTransaction {
     // MARK: - Identity tokens
 
     func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool {
-        // A record from before migration 9, in the table keyed by digest alone (empty once those have expired).
-        let earlier = try query("""
-            SELECT 1 AS found FROM used_identity_tokens WHERE token_hash = $1 AND expires_at > $2
-            """, [.text(tokenHash), .date(now)]) { try $0.requiredInteger("found") }
-        guard earlier.isEmpty else { return false }
-        // The upsert changes nothing (0 rows) exactly when an unexpired record exists.
-        return try run("""
-            INSERT INTO identity_token_uses (token_expires_at, token_hash, expires_at) VALUES ($1, $2, $3)
+        // One statement (one round trip on PostgreSQL). It inserts nothing while a record from before migration 9,
+        // in the table keyed by digest alone, is unexpired (that table is empty once those have expired). The upsert
+        // changes nothing (0 rows) exactly when an unexpired record exists.
+        try run("""
+            INSERT INTO identity_token_uses (token_expires_at, token_hash, expires_at)
+            SELECT $1, $2, $3 WHERE NOT EXISTS (
+                SELECT 1 FROM used_identity_tokens WHERE token_hash = $2 AND expires_at > $4)
             ON CONFLICT (token_expires_at, token_hash) DO UPDATE SET expires_at = excluded.expires_at
             WHERE identity_token_uses.expires_at <= $4
             """, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)]) == 1

@@ -256,6 +256,57 @@ import Testing
             #expect(after != nil)
         }
     }
+
+    @Test("BEGIN travels with the first statement: its isolation applies, a failing first statement rolls back, an empty unit sends nothing")
+    func beginWithFirstStatement() throws {
+        try withFreshPostgresDatabase { url in
+            _ = try PostgresStore(url: url).migrate()
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            connection.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")
+            #expect(!connection.isInsideTransaction)
+            let level = try connection.query("SELECT current_setting('transaction_isolation') AS level") { try? $0.text("level") }
+            #expect(level == ["serializable"])
+            #expect(connection.isInsideTransaction)
+            try connection.commit()
+            #expect(!connection.isInsideTransaction)
+
+            connection.begin("BEGIN")
+            #expect(throws: PostgresFailure.self) { try connection.run("SELECT 1 / $1", [.integer(0)]) }
+            #expect(connection.isInsideTransaction)  // aborted, waiting for the store's ROLLBACK
+            try connection.execute("ROLLBACK")
+
+            connection.begin("BEGIN")
+            try connection.commit()  // nothing was sent: no "no transaction in progress"
+            #expect(!connection.isInsideTransaction)
+            // A BEGIN that fails is reported, and the statement sent with it did not run.
+            connection.begin("BEGIN ISOLATION LEVEL NO SUCH LEVEL")
+            #expect(throws: PostgresFailure.self) {
+                try connection.run("INSERT INTO login_attempts (state, nonce, binding_hash, created_at, expires_at) VALUES ('x', 'n', 'b', 0, 1)")
+            }
+            #expect(!connection.isInsideTransaction)
+            connection.clearFailure()
+            #expect(try connection.query("SELECT COUNT(*) AS n FROM login_attempts") { $0.int64("n") } == [0])
+        }
+    }
+
+    @Test("statement parameters are freed: a thousand 256 KiB values leave the process's memory where it was")
+    func parametersAreFreed() throws {
+        try withFreshPostgresDatabase { url in
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            let value = SQLValue.blob([UInt8](repeating: 7, count: 256 * 1024))
+            func residentMiB() throws -> Int {
+                let statm = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8).split(separator: " ")
+                return (Int(statm[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) / (1024 * 1024)
+            }
+            for _ in 0..<20 { _ = try connection.query("SELECT length($1) AS n", [value]) { $0.int64("n") } }
+            let before = try residentMiB()
+            for _ in 0..<1000 {
+                #expect(try connection.query("SELECT length($1) AS n", [value]) { $0.int64("n") } == [256 * 1024])
+            }
+            // Kept, they would be 250 MiB more.
+            #expect(try residentMiB() - before < 100)
+        }
+    }
 }
 
 @Suite("Database URL") struct DatabaseURLTests {
