@@ -94,6 +94,8 @@ final class PostgresConnection {
     }
     /// A BEGIN that goes out with the next statement (`begin(_:)`).
     private var pendingBegin: String?
+    /// Commands sent in pipeline mode whose results are not read yet (`send`).
+    private var queuedCommands = 0
     /// Statements sent since the last `begin`, the first of them with the BEGIN.
     private(set) var statementsInTransaction = 0
     /// The failure behind the last error thrown, so the store can tell a serialization
@@ -180,13 +182,16 @@ final class PostgresConnection {
         statementsInTransaction = 0
     }
 
-    /// Commits what `begin` opened; nothing to do when no statement ran since.
+    /// Commits what `begin` opened, together with the statements `send` queued; nothing to do when no statement
+    /// ran since.
     func commit() throws(PostgresFailure) {
         if pendingBegin != nil {
             pendingBegin = nil
             return
         }
-        try execute("COMMIT")
+        guard queuedCommands > 0 else { return try execute("COMMIT") }
+        try queue { PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) }
+        try flushChecked()
     }
 
     /// Forgets a BEGIN not sent yet (the unit of work failed before its first statement).
@@ -200,6 +205,22 @@ final class PostgresConnection {
         try withResult(sql, values) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
     }
 
+    /// Sends a statement inside the transaction without waiting for it: it goes out with the next statement
+    /// that is waited for, or with the COMMIT, and a failure is reported there (the transaction then fails).
+    /// For statements whose only outcome is success or failure.
+    func send(_ sql: String, _ values: [SQLValue] = []) throws(PostgresFailure) {
+        // Outside a transaction nothing would flush the queue: wait for it instead.
+        guard pendingBegin != nil || queuedCommands > 0 || isInsideTransaction else {
+            try run(sql, values)
+            return
+        }
+        let name = try statementName(sql, values)
+        statementsInTransaction += 1
+        try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) in
+            try queue { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
+        }
+    }
+
     /// Runs a statement and decodes every row it returned.
     func query<T>(_ sql: String, _ values: [SQLValue] = [], _ decode: (PostgresRow) -> T) throws(PostgresFailure) -> [T] {
         try withResult(sql, values) { result in
@@ -209,8 +230,25 @@ final class PostgresConnection {
 
     private func withResult<T>(_ sql: String, _ values: [SQLValue], _ body: (OpaquePointer) -> T) throws(PostgresFailure) -> T {
         let name = try statementName(sql, values)
-        // Every value in one buffer, so nothing needs freeing; a NULL is a nil pointer, an empty value is not
-        // (the buffer never is: a spare byte ends it).
+        statementsInTransaction += 1
+        let result = try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) -> OpaquePointer? in
+            guard pendingBegin != nil || queuedCommands > 0 else {
+                return PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
+            }
+            try queue { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
+            return try flush()
+        }
+        defer { PQclear(result) }
+        try check(result)
+        return body(result!)
+    }
+
+    /// Calls `body` with the values in libpq's binary form: all of them in one buffer, so nothing needs freeing;
+    /// a NULL is a nil pointer, an empty value is not (the buffer never is empty: a spare byte ends it).
+    private func withParameters<T>(
+        _ values: [SQLValue],
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, [Int32], [Int32]) throws(PostgresFailure) -> T
+    ) throws(PostgresFailure) -> T {
         var bytes: [UInt8] = []
         var offsets: [Int?] = []
         var lengths: [Int32] = []
@@ -223,58 +261,72 @@ final class PostgresConnection {
         }
         bytes.append(0)
         let formats = [Int32](repeating: 1, count: values.count)
-        statementsInTransaction += 1
-        let result = try bytes.withUnsafeBufferPointer { buffer throws(PostgresFailure) in
+        return try bytes.withUnsafeBufferPointer { buffer throws(PostgresFailure) in
             let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
             let pointers: [UnsafePointer<CChar>?] = offsets.map { $0.map { base + $0 } }
             return try pointers.withUnsafeBufferPointer { valuePointers throws(PostgresFailure) in
-                guard let begin = pendingBegin else {
-                    return PQexecPrepared(handle, name, Int32(values.count), valuePointers.baseAddress, lengths, formats, 1)
-                }
-                pendingBegin = nil
-                return try pipelined(begin: begin) {
-                    PQsendQueryPrepared(handle, name, Int32(values.count), valuePointers.baseAddress, lengths, formats, 1)
-                }
+                try body(valuePointers.baseAddress, lengths, formats)
             }
         }
-        defer { PQclear(result) }
-        try check(result)
-        return body(result!)
     }
 
-    /// Sends `begin` and the statement `send` queues in one pipeline and waits for both; returns the statement's
-    /// result (the caller clears it). A failed BEGIN is thrown; the statement then did not run.
-    private func pipelined(begin: String, _ send: () -> Int32) throws(PostgresFailure) -> OpaquePointer? {
-        guard PQenterPipelineMode(handle) == 1 else { try lostConnection() }
-        var leftPipeline = false
-        defer { if !leftPipeline { PQexitPipelineMode(handle) } }
-        guard PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1, send() == 1, PQpipelineSync(handle) == 1 else {
-            try lostConnection()
+    /// Queues one command in the pipeline (entering it, with the pending BEGIN first, if need be).
+    private func queue(_ sendCommand: () -> Int32) throws(PostgresFailure) {
+        if queuedCommands == 0 {
+            guard PQenterPipelineMode(handle) == 1 else { try lostConnection() }
         }
+        if let begin = pendingBegin {
+            pendingBegin = nil
+            guard PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 else { try lostConnection() }
+            queuedCommands += 1
+        }
+        guard sendCommand() == 1 else { try lostConnection() }
+        queuedCommands += 1
+    }
+
+    /// Sends the queued commands, waits for every result and leaves pipeline mode; returns the last command's
+    /// result (the caller clears it) once every earlier one succeeded, else throws the first failure (the
+    /// commands after it did not run).
+    private func flush() throws(PostgresFailure) -> OpaquePointer? {
+        let expected = queuedCommands
+        queuedCommands = 0
         var results: [OpaquePointer] = []
+        var complete = PQpipelineSync(handle) == 1
         // Each command's result is followed by a NULL; the sync point ends the pipeline. A NULL where a result
         // should be means the connection is gone.
-        while let result = PQgetResult(handle) {
-            if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
-                PQclear(result)
-                break
-            }
+        while complete, results.count < expected {
+            guard let result = PQgetResult(handle) else { complete = false; break }
             results.append(result)
             _ = PQgetResult(handle)
         }
-        leftPipeline = PQexitPipelineMode(handle) == 1
-        guard results.count == 2, leftPipeline else {
+        if complete, let sync = PQgetResult(handle) {
+            complete = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+            PQclear(sync)
+        } else {
+            complete = false
+        }
+        complete = PQexitPipelineMode(handle) == 1 && complete
+        guard complete, let last = results.last else {
             results.forEach { PQclear($0) }
             try lostConnection()
         }
-        defer { PQclear(results[0]) }
-        do {
-            try check(results[0])
-        } catch {
-            PQclear(results[1])
-            throw error
+        for (index, result) in results.dropLast().enumerated() {
+            do {
+                try check(result)
+            } catch {
+                results[index...].forEach { PQclear($0) }
+                throw error
+            }
+            PQclear(result)
         }
-        return results[1]
+        return last
+    }
+
+    /// `flush` for queued commands whose last result only needs checking.
+    private func flushChecked() throws(PostgresFailure) {
+        let last = try flush()
+        defer { PQclear(last) }
+        try check(last)
     }
 
     /// The failure of a connection that broke mid-pipeline, recorded as `check` records one.
@@ -292,6 +344,9 @@ final class PostgresConnection {
             return name
         }
         let name = "s\(prepared.count + 1)"
+        if queuedCommands > 0 {  // libpq waits for nothing in pipeline mode: the queue goes out first
+            try flushChecked()
+        }
         let result = PQprepare(handle, name, sql, Int32(types.count), types)
         defer { PQclear(result) }
         try check(result)

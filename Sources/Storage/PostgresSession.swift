@@ -15,6 +15,14 @@ struct PostgresSession: SQLConnection {
         }
     }
 
+    func send(_ sql: String, _ values: [SQLValue]) throws {
+        do {
+            try connection.send(sql, values)
+        } catch {
+            throw error.storeError(scrub: scrub)
+        }
+    }
+
     func query<T>(_ sql: String, _ values: [SQLValue], _ decode: (any StoredRow) throws -> T) throws -> [T] {
         let rows: [Result<T, any Error>]
         do {

@@ -185,8 +185,10 @@ public final class PostgresStore: Store {
             }
         }
         connection.begin(begin)
+        var committing = false
         do {
             let result = try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: url.scrub)))
+            committing = true
             do {
                 try connection.commit()
             } catch {
@@ -196,8 +198,10 @@ public final class PostgresStore: Store {
         } catch {
             connection.abandonPendingBegin()
             // The connection was found broken by the BEGIN sent with the first statement: nothing ran (nothing
-            // uncommitted survives a lost connection), so the unit of work can go again on another one.
-            if let failure = connection.lastFailure, failure.connectionLost, connection.statementsInTransaction <= 1 {
+            // uncommitted survives a lost connection), so the unit of work can go again on another one. Not once
+            // the COMMIT was sent: the transaction may have committed.
+            if let failure = connection.lastFailure, failure.connectionLost, !committing,
+               connection.statementsInTransaction <= 1 {
                 throw StaleConnection(failure: failure)
             }
             if connection.isUsable && connection.isInsideTransaction {

@@ -10,9 +10,14 @@ protocol SQLConnection {
     /// Runs an `INSERT` that ends in `dialect.returningID`; the new row's id, or nil when it inserted nothing
     /// (`ON CONFLICT DO NOTHING`).
     func insertReturningID(_ sql: String, _ values: [SQLValue]) throws -> Int64?
+    /// Runs a statement whose only outcome is success or failure. A connection may send it without waiting:
+    /// its failure is then reported by a later statement or the commit, and fails the transaction all the same.
+    func send(_ sql: String, _ values: [SQLValue]) throws
 }
 
 extension SQLConnection {
+    func send(_ sql: String, _ values: [SQLValue]) throws { try run(sql, values) }
+
     @discardableResult
     func run(_ sql: String) throws -> Int { try run(sql, []) }
 

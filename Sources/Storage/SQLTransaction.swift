@@ -130,7 +130,7 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     }
 
     private func update(_ user: User) throws {
-        try run("""
+        try connection.send("""
             UPDATE users SET email = $1, is_private_email = $2, email_verified = $3, display_name = $4, updated_at = $5
             WHERE id = $6
             """,
@@ -141,7 +141,7 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     // MARK: - Sessions
 
     func insertSession(_ session: Session) throws {
-        try run("""
+        try connection.send("""
             INSERT INTO sessions (id_hash, user_id, flow, nonce_verified, created_at, expires_at)
             VALUES ($1, $2, $3, $4, $5, $6)
             """,

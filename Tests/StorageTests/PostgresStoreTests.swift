@@ -289,6 +289,46 @@ import Testing
         }
     }
 
+    @Test("a statement sent without waiting is seen by the next one; its failure fails the commit and nothing is kept")
+    func sentStatements() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try PostgresStore(url: url)
+            _ = try store.migrate()
+            let userID = try store.write { try $0.upsertAppleUser(appleProfile(sub: "sent"), now: t0).user.id }
+            let seen = try store.write { tx in
+                try tx.insertSession(session("first", userID: userID))
+                return try tx.session(idHash: "first", now: t0)?.user.id
+            }
+            #expect(seen == userID)
+            // The duplicate goes out with the COMMIT: the write fails there, and the other session is not kept.
+            #expect(throws: StoreError.self) {
+                try store.write { tx in
+                    try tx.insertSession(session("second", userID: userID))
+                    try tx.insertSession(session("first", userID: userID))
+                }
+            }
+            #expect(try store.read { try $0.session(idHash: "second", now: t0) } == nil)
+            // The connection is clean afterwards.
+            try store.write { try $0.insertSession(session("third", userID: userID)) }
+            #expect(try store.read { try $0.session(idHash: "third", now: t0) }?.user.id == userID)
+
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            connection.begin("BEGIN")
+            try connection.send("SELECT 1 / $1", [.integer(0)])
+            // Reported by the next statement that waits (here the first use of the UPDATE, which is prepared) or
+            // the commit.
+            #expect(throws: PostgresFailure.self) {
+                try connection.send("UPDATE users SET display_name = 'x'")
+                try connection.commit()
+            }
+            try connection.execute("ROLLBACK")
+            #expect(try connection.query("SELECT COUNT(*) AS n FROM users WHERE display_name = 'x'") { $0.int64("n") } == [0])
+            // Outside a transaction a sent statement simply runs.
+            try connection.send("UPDATE users SET display_name = 'y'")
+            #expect(try connection.query("SELECT COUNT(*) AS n FROM users WHERE display_name = 'y'") { $0.int64("n") } == [1])
+        }
+    }
+
     @Test("statement parameters are freed: a thousand 256 KiB values leave the process's memory where it was")
     func parametersAreFreed() throws {
         try withFreshPostgresDatabase { url in
