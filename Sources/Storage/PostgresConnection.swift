@@ -78,6 +78,9 @@ struct PostgresFailure: Error {
     let sqlState: String?
     let message: String
     let connectionLost: Bool
+    /// Not the database's failure: a statement sent with a `ChangeRequirement` changed another number of rows,
+    /// and this is the requirement's own error, for the caller.
+    var refusal: (any Error)? = nil
 }
 
 /// One libpq connection and its prepared statements; the only code that calls libpq.
@@ -94,8 +97,8 @@ final class PostgresConnection {
     }
     /// A BEGIN that goes out with the next statement (`begin(_:)`).
     private var pendingBegin: String?
-    /// Commands sent in pipeline mode whose results are not read yet (`send`).
-    private var queuedCommands = 0
+    /// Commands sent in pipeline mode whose results are not read yet (`send`), with what each must change.
+    private var queued: [ChangeRequirement?] = []
     /// Statements sent since the last `begin`, the first of them with the BEGIN.
     private(set) var statementsInTransaction = 0
     /// The failure behind the last error thrown, so the store can tell a serialization
@@ -189,36 +192,51 @@ final class PostgresConnection {
             pendingBegin = nil
             return
         }
-        guard queuedCommands > 0 else { return try execute("COMMIT") }
+        // A queued statement that must change some number of rows is checked before the COMMIT goes out.
+        if queued.contains(where: { $0 != nil }) { try flushChecked() }
+        guard !queued.isEmpty else { return try execute("COMMIT") }
         try queue { PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) }
         try flushChecked()
     }
 
-    /// Forgets a BEGIN not sent yet (the unit of work failed before its first statement).
-    func abandonPendingBegin() {
+    /// Ends a unit of work that failed: forgets a BEGIN not sent yet, and reads away the results of statements
+    /// sent but not waited for (the transaction is rolled back afterwards).
+    func abandonUnitOfWork() {
         pendingBegin = nil
+        if !queued.isEmpty, let (last, _) = try? flush() { PQclear(last) }
     }
 
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     func run(_ sql: String, _ values: [SQLValue] = []) throws(PostgresFailure) -> Int {
-        try withResult(sql, values) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
+        try withResult(sql, values, Self.changedRows)
+    }
+
+    private static func changedRows(_ result: OpaquePointer) -> Int {
+        Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     /// Sends a statement inside the transaction without waiting for it: it goes out with the next statement
     /// that is waited for, or with the COMMIT, and a failure is reported there (the transaction then fails).
-    /// For statements whose only outcome is success or failure.
-    func send(_ sql: String, _ values: [SQLValue] = []) throws(PostgresFailure) {
+    /// For statements whose only outcome is success or failure, or the number of rows they change (`requiring`;
+    /// the COMMIT then waits for that check).
+    func send(_ sql: String, _ values: [SQLValue] = [], requiring: ChangeRequirement? = nil) throws(PostgresFailure) {
         // Outside a transaction nothing would flush the queue: wait for it instead.
-        guard pendingBegin != nil || queuedCommands > 0 || isInsideTransaction else {
-            try run(sql, values)
+        guard pendingBegin != nil || !queued.isEmpty || isInsideTransaction else {
+            try meet(requiring, changed: try run(sql, values))
             return
         }
         let name = try statementName(sql, values)
         statementsInTransaction += 1
         try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) in
-            try queue { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
+            try queue(requiring) { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
         }
+    }
+
+    private func meet(_ requirement: ChangeRequirement?, changed: Int) throws(PostgresFailure) {
+        guard let requirement, changed != requirement.rows else { return }
+        throw PostgresFailure(sqlState: nil, message: "a statement changed \(changed) rows, not \(requirement.rows)",
+                              connectionLost: false, refusal: requirement.refusal)
     }
 
     /// Runs a statement and decodes every row it returned.
@@ -232,11 +250,11 @@ final class PostgresConnection {
         let name = try statementName(sql, values)
         statementsInTransaction += 1
         let result = try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) -> OpaquePointer? in
-            guard pendingBegin != nil || queuedCommands > 0 else {
+            guard pendingBegin != nil || !queued.isEmpty else {
                 return PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
             }
             try queue { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
-            return try flush()
+            return try flush().result
         }
         defer { PQclear(result) }
         try check(result)
@@ -271,25 +289,26 @@ final class PostgresConnection {
     }
 
     /// Queues one command in the pipeline (entering it, with the pending BEGIN first, if need be).
-    private func queue(_ sendCommand: () -> Int32) throws(PostgresFailure) {
-        if queuedCommands == 0 {
+    private func queue(_ requirement: ChangeRequirement? = nil, _ sendCommand: () -> Int32) throws(PostgresFailure) {
+        if queued.isEmpty {
             guard PQenterPipelineMode(handle) == 1 else { try lostConnection() }
         }
         if let begin = pendingBegin {
             pendingBegin = nil
             guard PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 else { try lostConnection() }
-            queuedCommands += 1
+            queued.append(nil)
         }
         guard sendCommand() == 1 else { try lostConnection() }
-        queuedCommands += 1
+        queued.append(requirement)
     }
 
     /// Sends the queued commands, waits for every result and leaves pipeline mode; returns the last command's
-    /// result (the caller clears it) once every earlier one succeeded, else throws the first failure (the
-    /// commands after it did not run).
-    private func flush() throws(PostgresFailure) -> OpaquePointer? {
-        let expected = queuedCommands
-        queuedCommands = 0
+    /// result (the caller clears it) and requirement once every earlier one succeeded and changed what it had to,
+    /// else throws the first failure (the database ran no command after a failed one; after a refusal it did).
+    private func flush() throws(PostgresFailure) -> (result: OpaquePointer, requirement: ChangeRequirement?) {
+        let requirements = queued
+        let expected = requirements.count
+        queued = []
         var results: [OpaquePointer] = []
         var complete = PQpipelineSync(handle) == 1
         // Each command's result is followed by a NULL; the sync point ends the pipeline. A NULL where a result
@@ -313,20 +332,22 @@ final class PostgresConnection {
         for (index, result) in results.dropLast().enumerated() {
             do {
                 try check(result)
+                try meet(requirements[index], changed: Self.changedRows(result))
             } catch {
                 results[index...].forEach { PQclear($0) }
                 throw error
             }
             PQclear(result)
         }
-        return last
+        return (last, requirements[expected - 1])
     }
 
     /// `flush` for queued commands whose last result only needs checking.
     private func flushChecked() throws(PostgresFailure) {
-        let last = try flush()
+        let (last, requirement) = try flush()
         defer { PQclear(last) }
         try check(last)
+        try meet(requirement, changed: Self.changedRows(last))
     }
 
     /// The failure of a connection that broke mid-pipeline, recorded as `check` records one.
@@ -344,7 +365,7 @@ final class PostgresConnection {
             return name
         }
         let name = "s\(prepared.count + 1)"
-        if queuedCommands > 0 {  // libpq waits for nothing in pipeline mode: the queue goes out first
+        if !queued.isEmpty {  // libpq waits for nothing in pipeline mode: the queue goes out first
             try flushChecked()
         }
         let result = PQprepare(handle, name, sql, Int32(types.count), types)

@@ -17,6 +17,11 @@ extension PostgresFailure {
             || ["57014", "55P03"].contains(sqlState)  // statement_timeout, lock_timeout
     }
 
+    /// What a caller of the store gets: a refusal as its own error, anything else as a `StoreError`.
+    func thrownToCaller(scrub: (String) -> String) -> any Error {
+        refusal ?? storeError(scrub: scrub)
+    }
+
     /// `scrub` removes anything secret (the password) the message might repeat.
     func storeError(scrub: (String) -> String = { $0 }) -> StoreError {
         let shown = scrub(message)

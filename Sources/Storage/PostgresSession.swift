@@ -11,15 +11,15 @@ struct PostgresSession: SQLConnection {
         do {
             return try connection.run(sql, values)
         } catch {
-            throw error.storeError(scrub: scrub)
+            throw error.thrownToCaller(scrub: scrub)
         }
     }
 
-    func send(_ sql: String, _ values: [SQLValue]) throws {
+    func send(_ sql: String, _ values: [SQLValue], requiring: ChangeRequirement?) throws {
         do {
-            try connection.send(sql, values)
+            try connection.send(sql, values, requiring: requiring)
         } catch {
-            throw error.storeError(scrub: scrub)
+            throw error.thrownToCaller(scrub: scrub)
         }
     }
 
@@ -28,7 +28,7 @@ struct PostgresSession: SQLConnection {
         do {
             rows = try connection.query(sql, values) { row in Result { try decode(row) } }
         } catch {
-            throw error.storeError(scrub: scrub)
+            throw error.thrownToCaller(scrub: scrub)
         }
         return try rows.map { try $0.get() }
     }

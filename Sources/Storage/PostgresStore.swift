@@ -192,11 +192,11 @@ public final class PostgresStore: Store {
             do {
                 try connection.commit()
             } catch {
-                throw error.storeError(scrub: url.scrub)
+                throw error.thrownToCaller(scrub: url.scrub)
             }
             return result
         } catch {
-            connection.abandonPendingBegin()
+            connection.abandonUnitOfWork()
             // The connection was found broken by the BEGIN sent with the first statement: nothing ran (nothing
             // uncommitted survives a lost connection), so the unit of work can go again on another one. Not once
             // the COMMIT was sent: the transaction may have committed.

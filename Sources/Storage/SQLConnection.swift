@@ -10,13 +10,25 @@ protocol SQLConnection {
     /// Runs an `INSERT` that ends in `dialect.returningID`; the new row's id, or nil when it inserted nothing
     /// (`ON CONFLICT DO NOTHING`).
     func insertReturningID(_ sql: String, _ values: [SQLValue]) throws -> Int64?
-    /// Runs a statement whose only outcome is success or failure. A connection may send it without waiting:
-    /// its failure is then reported by a later statement or the commit, and fails the transaction all the same.
-    func send(_ sql: String, _ values: [SQLValue]) throws
+    /// Runs a statement whose only outcome is success or failure, or, with `requiring`, the number of rows it
+    /// changes. A connection may send it without waiting: its failure (or the requirement's refusal) is then
+    /// thrown by a later statement or the commit, and fails the transaction all the same.
+    func send(_ sql: String, _ values: [SQLValue], requiring: ChangeRequirement?) throws
+}
+
+/// How many rows a statement must change, and what the caller throws when it changes another number.
+struct ChangeRequirement {
+    let rows: Int
+    let refusal: any Error
 }
 
 extension SQLConnection {
-    func send(_ sql: String, _ values: [SQLValue]) throws { try run(sql, values) }
+    func send(_ sql: String, _ values: [SQLValue], requiring: ChangeRequirement?) throws {
+        let changed = try run(sql, values)
+        if let requiring, changed != requiring.rows { throw requiring.refusal }
+    }
+
+    func send(_ sql: String, _ values: [SQLValue]) throws { try send(sql, values, requiring: nil) }
 
     @discardableResult
     func run(_ sql: String) throws -> Int { try run(sql, []) }

@@ -28,16 +28,13 @@ extension SQLTransaction {
     // MARK: - Identity tokens
 
     func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool {
-        // One statement (one round trip on PostgreSQL). It inserts nothing while a record from before migration 9,
-        // in the table keyed by digest alone, is unexpired (that table is empty once those have expired). The upsert
-        // changes nothing (0 rows) exactly when an unexpired record exists.
-        try run("""
-            INSERT INTO identity_token_uses (token_expires_at, token_hash, expires_at)
-            SELECT $1, $2, $3 WHERE NOT EXISTS (
-                SELECT 1 FROM used_identity_tokens WHERE token_hash = $2 AND expires_at > $4)
-            ON CONFLICT (token_expires_at, token_hash) DO UPDATE SET expires_at = excluded.expires_at
-            WHERE identity_token_uses.expires_at <= $4
-            """, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)]) == 1
+        try run(SQLStatements.recordIdentityTokenUse, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)]) == 1
+    }
+
+    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date,
+                                otherwise refusal: any Error) throws {
+        try connection.send(SQLStatements.recordIdentityTokenUse, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)],
+                            requiring: ChangeRequirement(rows: 1, refusal: refusal))
     }
 
     // MARK: - Refresh tokens

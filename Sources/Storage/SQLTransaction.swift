@@ -47,10 +47,12 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     }
 
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool {
-        try run("""
-            UPDATE login_attempts SET consumed_at = $1
-            WHERE state = $2 AND consumed_at IS NULL AND expires_at > $1
-            """, [.date(now), .text(state)]) == 1
+        try run(SQLStatements.consumeLoginAttempt, [.date(now), .text(state)]) == 1
+    }
+
+    func consumeLoginAttempt(state: String, now: Date, otherwise refusal: any Error) throws {
+        try connection.send(SQLStatements.consumeLoginAttempt, [.date(now), .text(state)],
+                            requiring: ChangeRequirement(rows: 1, refusal: refusal))
     }
 
     // MARK: - Users
@@ -181,6 +183,22 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
 /// statements with a dialect fragment. (A generic type cannot hold static stored properties.)
 enum SQLStatements {
     /// The callback runs it for every sign-in. The attempt's columns keep their names.
+    static let consumeLoginAttempt = """
+        UPDATE login_attempts SET consumed_at = $1
+        WHERE state = $2 AND consumed_at IS NULL AND expires_at > $1
+        """
+
+    /// One statement (one round trip on PostgreSQL). It inserts nothing while a record from before migration 9, in
+    /// the table keyed by digest alone, is unexpired (that table is empty once those have expired). The upsert
+    /// changes nothing (0 rows) exactly when an unexpired record exists.
+    static let recordIdentityTokenUse = """
+        INSERT INTO identity_token_uses (token_expires_at, token_hash, expires_at)
+        SELECT $1, $2, $3 WHERE NOT EXISTS (
+            SELECT 1 FROM used_identity_tokens WHERE token_hash = $2 AND expires_at > $4)
+        ON CONFLICT (token_expires_at, token_hash) DO UPDATE SET expires_at = excluded.expires_at
+        WHERE identity_token_uses.expires_at <= $4
+        """
+
     static let loginAttemptWithAuthorization = """
         SELECT \(TableMapping.loginAttempts.selectList()),
                \(TableMapping.providerAuthorizations.selectList(prefix: "authorization_"))

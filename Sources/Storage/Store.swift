@@ -13,6 +13,9 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     func loginAttemptWithAuthorization(state: String) throws -> (attempt: LoginAttempt, authorization: ProviderAuthorization?)?
     /// Atomic: true only for the one caller that marks an unconsumed, unexpired attempt used.
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool
+    /// `consumeLoginAttempt`, throwing `refusal` where it would return false. The store may throw it as late as
+    /// the transaction's next statement that reads, or its commit: the work in between is rolled back with it.
+    func consumeLoginAttempt(state: String, now: Date, otherwise refusal: any Error) throws
 
     /// Finds the user by `(provider: "apple", providerUserID: sub)` — never by email —
     /// or creates it. See `User.applyingSignIn` for what a later sign-in updates. An unknown `sub` whose profile
@@ -48,6 +51,10 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// record is replaced. `tokenExpiresAt` is the token's own `exp` claim: the same
     /// for every use of one token.
     func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool
+    /// `recordIdentityTokenUse`, throwing `refusal` where it would return false, as late as
+    /// `consumeLoginAttempt(state:now:otherwise:)` may.
+    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date,
+                                otherwise refusal: any Error) throws
     /// Throws `.conflict` unless the session exists and belongs to `token.userID`.
     func insertRefreshToken(_ token: RefreshToken) throws
     /// Atomic: of concurrent callers presenting the same token, exactly one gets

@@ -329,6 +329,28 @@ import Testing
         }
     }
 
+    @Test("a sent statement that must change a row and changes none: its refusal is thrown and the COMMIT never goes out")
+    func requirementStopsCommit() throws {
+        struct Refused: Error {}
+        try withFreshPostgresDatabase { url in
+            _ = try PostgresStore(url: url).migrate()
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            let update = "UPDATE users SET display_name = $1 WHERE id = $2"
+            let insert = "INSERT INTO login_attempts (state, nonce, binding_hash, created_at, expires_at) VALUES ($1, 'n', 'b', 0, 1)"
+            // Both prepared beforehand, so nothing is flushed before the commit.
+            try connection.run(update, [.text("x"), .integer(-1)])
+            try connection.run(insert, [.text("prepared")])
+            connection.begin("BEGIN")
+            try connection.send(update, [.text("x"), .integer(-1)], requiring: ChangeRequirement(rows: 1, refusal: Refused()))
+            try connection.send(insert, [.text("kept?")])
+            let failure = #expect(throws: PostgresFailure.self) { try connection.commit() }
+            #expect(failure?.refusal is Refused)
+            #expect(connection.isInsideTransaction)
+            try connection.execute("ROLLBACK")
+            #expect(try connection.query("SELECT COUNT(*) AS n FROM login_attempts WHERE state = 'kept?'") { $0.int64("n") } == [0])
+        }
+    }
+
     @Test("statement parameters are freed: a thousand 256 KiB values leave the process's memory where it was")
     func parametersAreFreed() throws {
         try withFreshPostgresDatabase { url in

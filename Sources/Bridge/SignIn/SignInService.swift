@@ -148,8 +148,11 @@ struct SignInService: Sendable {
                         now: Date) throws -> SignedIn {
         let identity = request.identity
         let nonceVerified = try spend(request.proof, identity: identity, in: transaction, now: now)
-        try recordTokenUse(digest: made.tokenDigest, identity: identity, in: transaction, now: now)
-        if case .apiNonce = request.proof, needsServerNonce(identity), !nonceVerified { throw SignInFailure.nonceRequired }
+        var refusedForNonce = false
+        if case .apiNonce = request.proof, needsServerNonce(identity), !nonceVerified { refusedForNonce = true }
+        // A replayed token is refused as a replay before its missing nonce: then the record's check cannot wait.
+        try recordTokenUse(digest: made.tokenDigest, identity: identity, waiting: refusedForNonce, in: transaction, now: now)
+        if refusedForNonce { throw SignInFailure.nonceRequired }
         let profile = AppleUserProfile(sub: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
                                        isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName,
                                        transferSub: identity.transferSubject)
@@ -170,9 +173,8 @@ struct SignInService: Sendable {
                        now: Date) throws -> Bool {
         switch proof {
         case let .loginAttempt(stateDigest):
-            guard try transaction.consumeLoginAttempt(state: stateDigest, now: now) else {
-                throw SignInFailure.loginAttemptAlreadyUsed
-            }
+            // Checked with the next statement that reads (on PostgreSQL, one round trip fewer).
+            try transaction.consumeLoginAttempt(state: stateDigest, now: now, otherwise: SignInFailure.loginAttemptAlreadyUsed)
             return identity.nonceVerified
         case .apiNonce(nil):
             return false
@@ -188,9 +190,14 @@ struct SignInService: Sendable {
     }
 
     /// One identity token, one sign-in: its digest is kept for as long as the verifier would still accept it.
-    private func recordTokenUse(digest: String, identity: AppleIdentity, in transaction: any StoreTransaction,
+    /// Not `waiting`, a replay may be thrown by the transaction's next statement that reads, or its commit.
+    private func recordTokenUse(digest: String, identity: AppleIdentity, waiting: Bool, in transaction: any StoreTransaction,
                                 now: Date) throws {
         let acceptedUntil = identity.expiresAt.addingTimeInterval(replayLeeway)
+        guard waiting else {
+            return try transaction.recordIdentityTokenUse(tokenHash: digest, tokenExpiresAt: identity.expiresAt,
+                                                          expiresAt: acceptedUntil, now: now, otherwise: SignInFailure.tokenReplayed)
+        }
         guard try transaction.recordIdentityTokenUse(tokenHash: digest, tokenExpiresAt: identity.expiresAt,
                                                      expiresAt: acceptedUntil, now: now) else {
             throw SignInFailure.tokenReplayed
