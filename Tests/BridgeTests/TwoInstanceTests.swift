@@ -83,6 +83,21 @@ struct TwoInstanceTests {
         }
     }
 
+    @Test("/login on A, the callback spent on B, then replayed on A (which remembers the attempt it stored): refused as already used, twice")
+    func spentElsewhereReplayedHere() throws {
+        try withPair { pair in
+            let onA = TestBrowser(pair.a)
+            let fields = try onA.authorizeAtApple(try onA.openLogin())
+            #expect(try moved(onA, to: pair.b).post("/apple_redirect", form: fields).status == 303)
+            for _ in 0..<2 {
+                let replay = try onA.post("/apple_redirect", form: fields)
+                #expect(replay.status == 400)
+                #expect(HTMLDocument(replay.text).text.contains("already used"))
+            }
+            #expect(try pair.a.userCount() == 1)
+        }
+    }
+
     @Test("the same state posted to A and B at once signs in exactly once")
     func sameStateOnBoth() throws {
         try withPair { pair in

@@ -54,8 +54,9 @@ public enum CompositionRoot {
                                               metrics: metrics, logger: logger)
 
         // The handlers.
+        let recentAttempts = RecentLoginAttempts()
         let login = LoginPage(configuration: configuration, store: store, clock: clock, pages: pages, rateLimit: rateLimit,
-                              metrics: metrics, returnDestination: returnDestination)
+                              metrics: metrics, returnDestination: returnDestination, recentAttempts: recentAttempts)
         let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: store, clock: clock,
                                                               login: login, rateLimit: rateLimit, pages: pages,
                                                               metrics: metrics, logger: logger)
@@ -63,7 +64,7 @@ public enum CompositionRoot {
         let endpoints = Endpoints(
             login: login,
             appleRedirect: AppleRedirect(
-                store: store, clock: clock, signIn: signIn,
+                store: store, recentAttempts: recentAttempts, clock: clock, signIn: signIn,
                 landing: SignedInLanding(sessions: sessions, returnDestination: returnDestination,
                                          afterSignInURL: configuration.site.afterSignInURL),
                 pages: pages, metrics: metrics, logger: logger, provider: providerAuthorization),

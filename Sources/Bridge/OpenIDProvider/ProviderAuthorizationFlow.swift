@@ -49,16 +49,18 @@ struct ProviderAuthorizationFlow: Sendable {
         let (state, nonce, binding) = (SecretTokens.random(), SecretTokens.random(), SecretTokens.random())
         let stateHash = SecretTokens.digest(state)
         let admission = rateLimit.admission(of: request)
+        let attempt = LoginAttempt(state: stateHash, nonce: nonce, bindingHash: SecretTokens.digest(binding), createdAt: now,
+                                   expiresAt: now.addingTimeInterval(LoginPage.attemptLifetime), consumedAt: nil)
+        let providerAuthorization = ProviderAuthorization(
+            stateHash: stateHash, clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
+            clientState: authorization.state, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
+            scope: authorization.scopes.joined(separator: " "), createdAt: now)
         return try request.answer(afterWriting: { transaction in
             try admission.admit(in: transaction)
-            try transaction.insertLoginAttempt(LoginAttempt(
-                state: stateHash, nonce: nonce, bindingHash: SecretTokens.digest(binding), createdAt: now,
-                expiresAt: now.addingTimeInterval(LoginPage.attemptLifetime), consumedAt: nil))
-            try transaction.insertProviderAuthorization(ProviderAuthorization(
-                stateHash: stateHash, clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
-                clientState: authorization.state, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
-                scope: authorization.scopes.joined(separator: " "), createdAt: now))
+            try transaction.insertLoginAttempt(attempt)
+            try transaction.insertProviderAuthorization(providerAuthorization)
         }, to: store) { [self] in
+            login.recentAttempts.remember(attempt, authorization: providerAuthorization)
             var response = Response.redirect(to: login.authorizeURL(state: state, nonce: nonce, clientID: servicesID))
             // The same binding cookie as /login sets: Apple's form_post must come back in this browser.
             response.setCookie(LoginPage.bindingCookie(configuration.cookieNames, state: state, binding: binding))

@@ -24,6 +24,8 @@ struct AppleRedirect: Sendable {
 
     /// Reads login attempts.
     let store: any Store
+    /// Those this process stored lately: no read for them.
+    let recentAttempts: RecentLoginAttempts
     let clock: WallClock
     let signIn: IdentityTokenSignIn
     let landing: SignedInLanding
@@ -69,6 +71,11 @@ struct AppleRedirect: Sendable {
         let service = signIn.service
         // The listener thread serves other connections while the transaction waits for its group commit.
         return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { [self] outcome in
+            if case .success = outcome {
+                recentAttempts.forget(stateDigest: attempt.state)
+            } else if case .failure(SignInFailure.loginAttemptAlreadyUsed) = outcome {
+                recentAttempts.forget(stateDigest: attempt.state)  // spent elsewhere: read it from now on
+            }
             let signedIn = try service.completeSignIn(signInRequest, outcome)
             let destination = clientCode.map { provider.redirect(handingOver: $0, userID: signedIn.user.id) }
                 ?? landing.destination(request, stateDigest: attempt.state)
@@ -82,7 +89,8 @@ struct AppleRedirect: Sendable {
         guard let state = fields["state"], !state.isEmpty else { throw PageRefusal.missingState }
         let stateDigest = SecretTokens.digest(state)
         let now = clock.now
-        let found = try store.readOneStatement { try $0.loginAttemptWithAuthorization(state: stateDigest) }
+        let found = try recentAttempts.entry(stateDigest: stateDigest).map { ($0.attempt, $0.authorization) }
+            ?? store.readOneStatement { try $0.loginAttemptWithAuthorization(state: stateDigest) }
         guard let (attempt, authorization) = found, ConstantTime.equals(attempt.state, stateDigest) else {
             throw PageRefusal.unknownState
         }

@@ -17,6 +17,7 @@ struct LoginPage: Sendable {
     let rateLimit: SignInRateLimit
     let metrics: Metrics
     let returnDestination: ReturnDestination
+    let recentAttempts: RecentLoginAttempts
 
     func show(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
         // Without a Services ID there is no web flow, but an app's webview can still take state and nonce
@@ -37,7 +38,10 @@ struct LoginPage: Sendable {
         return try request.answer(afterWriting: { transaction in
             try admission.admit(in: transaction)
             try transaction.insertLoginAttempt(attempt)
-        }, to: store, isolation: SignInRateLimit.Admission.isolation) { [self] in page(request, visit, state: state, nonce: nonce, binding: binding) }
+        }, to: store, isolation: SignInRateLimit.Admission.isolation) { [self] in
+            recentAttempts.remember(attempt)
+            return page(request, visit, state: state, nonce: nonce, binding: binding)
+        }
     }
 
     /// The login page of a stored attempt, with the cookies that bind it to this browser.

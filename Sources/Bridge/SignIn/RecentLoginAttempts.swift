@@ -1,0 +1,49 @@
+import Storage
+import Synchronization
+
+/// The login attempts this process stored lately, by state digest, so that the callback finishing one (nearly always
+/// seconds after its `GET /login`, on the same instance) checks it without a database read. Only what was committed
+/// is remembered. A miss (another instance's attempt, or one pushed out by newer ones) reads the database as before.
+///
+/// A remembered attempt may have been spent meanwhile by another instance: the sign-in's transaction spends it
+/// again and refuses it there, with the same error. An attempt spent here is forgotten, so a repeated callback is
+/// refused before its token is verified, as a database read would refuse it.
+final class RecentLoginAttempts: Sendable {
+    struct Entry: Sendable, Equatable {
+        let attempt: LoginAttempt
+        let authorization: ProviderAuthorization?
+    }
+
+    /// About 6 MiB when full. Covers a minute between page and callback at 270 sign-ins a second.
+    static let defaultCapacity = 16_384
+
+    private struct Ring {
+        var entries: [String: Entry] = [:]
+        /// Keys in the order remembered; the oldest is overwritten (and its entry dropped) when the ring is full.
+        var order: [String?]
+        var next = 0
+    }
+
+    private let ring: Mutex<Ring>
+
+    init(capacity: Int = RecentLoginAttempts.defaultCapacity) {
+        ring = Mutex(Ring(order: Array(repeating: nil, count: max(1, capacity))))
+    }
+
+    func remember(_ attempt: LoginAttempt, authorization: ProviderAuthorization? = nil) {
+        ring.withLock { ring in
+            if let oldest = ring.order[ring.next] { ring.entries[oldest] = nil }
+            ring.order[ring.next] = attempt.state
+            ring.next = (ring.next + 1) % ring.order.count
+            ring.entries[attempt.state] = Entry(attempt: attempt, authorization: authorization)
+        }
+    }
+
+    func entry(stateDigest: String) -> Entry? {
+        ring.withLock { $0.entries[stateDigest] }
+    }
+
+    func forget(stateDigest: String) {
+        _ = ring.withLock { $0.entries.removeValue(forKey: stateDigest) }
+    }
+}
