@@ -18,7 +18,7 @@ struct RecentLoginAttemptsTests {
                                                   createdAt: Date(timeIntervalSince1970: 0))
         recent.remember(attempt("s1"), authorization: authorization)
         recent.remember(attempt("s2"))
-        #expect(recent.entry(stateDigest: "s1") == .init(attempt: attempt("s1"), authorization: authorization))
+        #expect(recent.entry(stateDigest: "s1") == RecentLoginAttempts.Entry(attempt: attempt("s1"), authorization: authorization))
         #expect(recent.entry(stateDigest: "s2")?.authorization == nil)
         #expect(recent.entry(stateDigest: "s3") == nil)
         recent.forget(stateDigest: "s1")
