@@ -61,23 +61,45 @@ public struct Cookie: Sendable, Equatable {
         Cookie(name: name, value: "", path: path, maxAge: 0, sameSite: sameSite)
     }
 
-    /// Appended to one string: an array of parts joined cost a sign-in (two cookies) nearly 2 % of its instructions.
+    /// Written as bytes into one string of the right size: appending eleven parts to a `String` cost a sign-in
+    /// (two cookies) over 1 % of its instructions.
     public var headerValue: String {
-        var header = ""
-        header.reserveCapacity(name.utf8.count + value.utf8.count + path.utf8.count + 64)
-        header += name
-        header += "="
-        header += value
-        header += "; Path="
-        header += path
-        if let maxAge {
-            header += "; Max-Age="
-            header += String(maxAge)
+        let maxAgeText = maxAge.map { String($0) }
+        let secureFlag = secure || sameSite == .none
+        var count = name.utf8.count + 1 + value.utf8.count + 7 + path.utf8.count + 11 + sameSite.rawValue.utf8.count
+        if let maxAgeText { count += 10 + maxAgeText.utf8.count }
+        if secureFlag { count += 8 }
+        if httpOnly { count += 10 }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var position = 0
+            func put(_ text: String) {
+                for byte in text.utf8 {
+                    buffer[position] = byte
+                    position += 1
+                }
+            }
+            func put(_ text: StaticString) {
+                text.withUTF8Buffer { bytes in
+                    for byte in bytes {
+                        buffer[position] = byte
+                        position += 1
+                    }
+                }
+            }
+            put(name)
+            put("=" as StaticString)
+            put(value)
+            put("; Path=" as StaticString)
+            put(path)
+            if let maxAgeText {
+                put("; Max-Age=" as StaticString)
+                put(maxAgeText)
+            }
+            if secureFlag { put("; Secure" as StaticString) }
+            if httpOnly { put("; HttpOnly" as StaticString) }
+            put("; SameSite=" as StaticString)
+            put(sameSite.rawValue)
+            return position
         }
-        if secure || sameSite == .none { header += "; Secure" }
-        if httpOnly { header += "; HttpOnly" }
-        header += "; SameSite="
-        header += sameSite.rawValue
-        return header
     }
 }
