@@ -4,7 +4,12 @@ public struct Request: Sendable {
     /// The decoded path without the query string.
     public var path: String
     public var query: FormFields
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        didSet { sentCookies = Self.cookies(in: headers) }
+    }
+    /// Every cookie of every `Cookie` header, in order, duplicates included: split once when the headers are set,
+    /// since a sign-in asks for one cookie or another about eight times.
+    public private(set) var sentCookies: [(name: String, value: String)]
     public var body: [UInt8]
     public var remoteAddress: String
     /// True when the request runs on an off-listener worker, where slow work is allowed (see
@@ -25,6 +30,7 @@ public struct Request: Sendable {
         self.path = path
         self.query = query
         self.headers = headers
+        self.sentCookies = Self.cookies(in: headers)
         self.body = body
         self.remoteAddress = remoteAddress
         self.peerIsTrustedProxy = ServerConfiguration.isLoopback(remoteAddress)
@@ -33,52 +39,35 @@ public struct Request: Sendable {
     /// Cookies from every `Cookie` header; the first occurrence of a name wins.
     public var cookies: [String: String] {
         var result: [String: String] = [:]
-        forEachCookie { name, value in
-            let name = String(decoding: name, as: UTF8.self)
-            if result[name] == nil { result[name] = String(decoding: value, as: UTF8.self) }
-            return true
-        }
+        for (name, value) in sentCookies where result[name] == nil { result[name] = value }
         return result
     }
 
-    /// The first cookie called `name`, found without building the whole dictionary (a request usually asks for
-    /// one or two).
+    /// The first cookie called `name`.
     public func cookie(_ name: String) -> String? {
-        var wanted = name
-        return wanted.withUTF8 { wanted in
-            var found: String?
-            forEachCookie { candidate, value in
-                guard candidate.elementsEqual(wanted) else { return true }
-                found = String(decoding: value, as: UTF8.self)
-                return false
-            }
-            return found
-        }
+        sentCookies.first { $0.name == name }?.value
     }
 
     /// The name of every cookie the request carries, in order, duplicates included.
-    public var sentCookieNames: [String] {
-        var names: [String] = []
-        forEachCookie { name, _ in
-            names.append(String(decoding: name, as: UTF8.self))
-            return true
-        }
-        return names
-    }
+    public var sentCookieNames: [String] { sentCookies.map(\.name) }
 
-    /// Calls `body` with each cookie's name and (unquoted) value as UTF-8, in order, until it returns false.
-    /// Works on bytes: a request carries a Cookie header on every call, and splitting it as Swift Characters
-    /// was a measurable share of a sign-in's CPU.
-    private func forEachCookie(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
-        for field in headers.fields where HTTPHeaders.sameName(field.name, "Cookie") {
+    /// Each cookie's name and (unquoted) value, in order. Splits on bytes: splitting the header as Swift
+    /// Characters was a measurable share of a sign-in's CPU.
+    static func cookies(in headers: HTTPHeaders) -> [(name: String, value: String)] {
+        var cookies: [(name: String, value: String)] = []
+        for field in headers.fields where field.name.utf8.count == 6 && HTTPHeaders.sameName(field.name, "Cookie") {
             var header = field.value
-            let goOn = header.withUTF8 { bytes in Self.forEachCookie(in: bytes, body) }
-            if !goOn { return }
+            header.withUTF8 { bytes in
+                forEachCookie(in: bytes) { name, value in
+                    cookies.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+                }
+            }
         }
+        return cookies
     }
 
     private static func forEachCookie(in bytes: UnsafeBufferPointer<UInt8>,
-                                      _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+                                      _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
         func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         var start = 0
         while start < bytes.count {
@@ -93,12 +82,10 @@ public struct Request: Sendable {
                     valueStart += 1
                     valueEnd -= 1
                 }
-                let name = UnsafeBufferPointer(rebasing: bytes[first..<equals])
-                if !body(name, UnsafeBufferPointer(rebasing: bytes[valueStart..<valueEnd])) { return false }
+                body(UnsafeBufferPointer(rebasing: bytes[first..<equals]), UnsafeBufferPointer(rebasing: bytes[valueStart..<valueEnd]))
             }
             start = end + 1
         }
-        return true
     }
 
     /// The media type of the body without parameters, lowercased (`application/json`).
