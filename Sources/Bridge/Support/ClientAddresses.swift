@@ -8,7 +8,10 @@ struct ClientAddresses: Sendable {
     let trustedProxies: [AddressRange]
 
     /// Whether a connection's peer is a trusted reverse proxy; the listener's per-client cap asks it too.
-    func isTrustedProxy(_ peer: String) -> Bool { trustedProxies.contains { $0.contains(peer) } }
+    func isTrustedProxy(_ peer: String) -> Bool {
+        guard let bytes = AddressRange.bytes(of: peer) else { return false }
+        return trustedProxies.contains { $0.contains(bytes: bytes) }
+    }
 
     /// The client's address, from the connection's `peer` and the request's `X-Forwarded-For` fields.
     func clientAddress(peer: String, forwardedFor: [String]) -> String {
