@@ -22,3 +22,24 @@ struct HeldKeys: AppleKeySet {
     func answersWithoutFetching(_ kid: String) -> Bool { true }
     func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey { try base.heldKey(for: kid) }
 }
+
+/// The keys a thread that must not wait may use now: a key `answersWithoutFetching` vouches for. For any other it
+/// notes that a fetch would be needed and refuses, and the caller verifies again where fetching is allowed.
+/// One verification's, on one thread.
+final class KeysHeldNow: AppleKeySet, @unchecked Sendable {
+    let base: any AppleKeySet
+    private(set) var wouldFetch = false
+
+    init(base: any AppleKeySet) { self.base = base }
+
+    func key(for kid: String) throws(TokenRejection) -> RSAPublicKey {
+        guard base.answersWithoutFetching(kid) else {
+            wouldFetch = true
+            throw .keysUnavailable
+        }
+        return try base.heldKey(for: kid)
+    }
+
+    func answersWithoutFetching(_ kid: String) -> Bool { true }
+    func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey { try base.heldKey(for: kid) }
+}

@@ -24,6 +24,24 @@ public final class IdentityTokenVerifier: Sendable {
         return identity
     }
 
+    /// For a thread that must not wait on Apple: nil, before any signature work, when the token's key is not held or
+    /// is due a refresh (verify it again where fetching is allowed); otherwise what `verify` answers. The token's
+    /// header is decoded once: asking `verifiesWithoutFetching` first decoded it twice.
+    public func verifyIfKeyHeld(_ token: String,
+                                context: VerificationContext = VerificationContext()) throws(TokenRejection) -> AppleIdentity? {
+        let keySet = KeysHeldNow(base: keys)
+        do {
+            let (claims, tokenDigest) = try AppleSignedClaims.verifyWithDigest(token, keys: keySet,
+                                                                             maxLength: policy.maximumTokenLength)
+            var identity = try check(claims, context: context)
+            identity.tokenDigest = tokenDigest
+            return identity
+        } catch {
+            if keySet.wouldFetch { return nil }
+            throw error
+        }
+    }
+
     /// Whether verifying `token` would need no call to Apple: its key is held (or the token will be refused
     /// before any key is needed).
     public func verifiesWithoutFetching(_ token: String) -> Bool {

@@ -201,3 +201,30 @@ extension AppleIDTests.CallGuardTests {
         #expect(fixture.keys.fetches == 1)
     }
 }
+
+extension AppleIDTests.CallGuardTests {
+    @Test("verifying where no one may wait: nil when the key must be fetched, the identity once it is held, refusals as ever")
+    func verifyIfKeyHeld() throws {
+        let fixture = try SimulatorFixture()
+        let token = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: SimulatorFixture.bundleID,
+                                                                               subject: "s"))
+        // Cold: the first use would fetch, so the caller is told to verify where fetching is allowed; nothing fetched.
+        #expect(try fixture.verifier.verifyIfKeyHeld(token) == nil)
+        #expect(fixture.keys.fetches == 0)
+        // A token refused before any key is needed is refused here, not sent elsewhere.
+        #expect(throws: TokenRejection.self) { try fixture.verifier.verifyIfKeyHeld("not a token") }
+        #expect(fixture.keys.fetches == 0)
+        #expect(fixture.keys.prefetch())
+        #expect(try fixture.verifier.verifyIfKeyHeld(token)?.subject == "s")
+        // A key held and fresh, but a claim wrong: the rejection, not nil.
+        let wrongAudience = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: "com.example.other",
+                                                                                       subject: "s"))
+        #expect(throws: TokenRejection.self) { try fixture.verifier.verifyIfKeyHeld(wrongAudience) }
+        // An unknown kid right after a fetch is refused from the cache (re-fetches are rate limited).
+        #expect(throws: TokenRejection.unknownKeyID("unknown-kid")) {
+            try fixture.verifier.verifyIfKeyHeld(fixture.simulator.mintIdentityToken(
+                IdentityTokenClaims(audience: SimulatorFixture.bundleID, subject: "s"), headerOverrides: ["kid": "unknown-kid"]))
+        }
+        #expect(fixture.keys.fetches == 1)
+    }
+}

@@ -54,12 +54,12 @@ struct AppleRedirect: Sendable {
         }
         guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
         let code = fields["code"]
-        try signIn.leaveListener(request, idToken: idToken, code: code)
+        try signIn.leaveListener(request, code: code)
         let identity: AppleIdentity
         do {
             identity = try signIn.verify(idToken, expectedNonce: attempt.nonce, code: code, request)
-        } catch {
-            throw SignInFailure.tokenRejected(error)
+        } catch let rejection as TokenRejection {
+            throw SignInFailure.tokenRejected(rejection)
         }
         let flow: SignInFlow = identity.audience == signIn.service.servicesID ? .web : .webviewNative
         // An OpenID client's sign-in: its code is stored in the sign-in's own transaction.

@@ -40,7 +40,7 @@ struct NativeAPI: Sendable {
         let code = Self.firstString(body, Self.codeFields)
         let nonce = Self.firstString(body, ["nonce"])
         if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.unicodeScalars.count > 200 { throw APIError.invalidDeviceID }
-        try signIn.leaveListener(request, idToken: idToken, code: code)
+        try signIn.leaveListener(request, code: code)
         let identity = try verify(idToken, nonce: nonce, code: code, request)
         // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
         // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it.
@@ -61,13 +61,15 @@ struct NativeAPI: Sendable {
     }
 
     /// A nonce the app sent must be in the token.
-    private func verify(_ idToken: String, nonce: String?, code: String?, _ request: Request) throws(SignInFailure) -> AppleIdentity {
+    /// Throws `SignInFailure.tokenRejected`, or `OffListenerRequired` on a listener thread when Apple's keys must be
+    /// fetched.
+    private func verify(_ idToken: String, nonce: String?, code: String?, _ request: Request) throws -> AppleIdentity {
         do {
             return try signIn.verify(idToken, expectedNonce: nonce, code: code, nonceRequired: nonce != nil, request)
-        } catch {
-            metrics.increment("bridge_api_rejections_total", ["reason": error.code])
-            logger.warning("api_sign_in_rejected", ["reason": error.code])
-            throw .tokenRejected(error)
+        } catch let rejection as TokenRejection {
+            metrics.increment("bridge_api_rejections_total", ["reason": rejection.code])
+            logger.warning("api_sign_in_rejected", ["reason": rejection.code])
+            throw SignInFailure.tokenRejected(rejection)
         }
     }
 

@@ -11,18 +11,22 @@ struct IdentityTokenSignIn: Sendable {
     /// APPLE_REQUIRE_NONCE: a token without a `nonce` claim is refused on every path.
     let requireNonce: Bool
 
-    /// Throws `OffListenerRequired` on a listener thread when verifying `idToken` or exchanging `code` calls Apple.
-    func leaveListener(_ request: Request, idToken: String, code: String?) throws(OffListenerRequired) {
-        try AppleCalls(verifier: verifier, exchanger: exchanger).leaveListenerForSignIn(request, idToken: idToken, code: code)
+    /// Throws `OffListenerRequired` on a listener thread when exchanging `code` calls Apple.
+    func leaveListener(_ request: Request, code: String?) throws(OffListenerRequired) {
+        try AppleCalls.leaveListener(request, if: exchanger.callsApple(code: code))
     }
 
-    /// Verifies `idToken`, fetching Apple's keys only off the listener. `nonceRequired`: the caller's own reason to
-    /// refuse a token without a `nonce` claim, besides APPLE_REQUIRE_NONCE.
+    /// Verifies `idToken`, fetching Apple's keys only off the listener: on a listener thread a token whose key is
+    /// not held (or is due a refresh) throws `OffListenerRequired`, before any side effect (verifying writes
+    /// nothing), and the worker runs the request again. Otherwise throws the `TokenRejection`. `nonceRequired`:
+    /// the caller's own reason to refuse a token without a `nonce` claim, besides APPLE_REQUIRE_NONCE.
     func verify(_ idToken: String, expectedNonce: String?, code: String?, nonceRequired: Bool = false,
-                _ request: Request) throws(TokenRejection) -> AppleIdentity {
-        try verifier.verify(idToken, context: VerificationContext(expectedNonce: expectedNonce, authorizationCode: code,
-                                                                  requireNonce: nonceRequired || requireNonce),
-                            fetchingKeys: request.isOffListener)
+                _ request: Request) throws -> AppleIdentity {
+        let context = VerificationContext(expectedNonce: expectedNonce, authorizationCode: code,
+                                          requireNonce: nonceRequired || requireNonce)
+        if request.isOffListener { return try verifier.verify(idToken, context: context, fetchingKeys: true) }
+        guard let identity = try verifier.verifyIfKeyHeld(idToken, context: context) else { throw OffListenerRequired() }
+        return identity
     }
 
     /// The sign-in of a verified identity; exchanges its code at Apple (or skips or postpones the exchange).
