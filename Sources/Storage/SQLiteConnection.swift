@@ -190,10 +190,9 @@ final class SQLiteConnection: SQLConnection {
 
     private func withStatement<T>(_ sql: String, _ values: [SQLValue], _ body: (PreparedStatement) throws -> T) throws -> T {
         let statement = try preparedStatement(sql)
-        defer {
-            sqlite3_reset(statement.handle)
-            sqlite3_clear_bindings(statement.handle)
-        }
+        // Not sqlite3_clear_bindings: `bind` sets every parameter before each run, and clearing freed the buffers
+        // SQLite keeps for bound text, so that every run of a statement allocated them again.
+        defer { sqlite3_reset(statement.handle) }
         try bind(values, to: statement)
         return try body(statement)
     }
@@ -253,9 +252,7 @@ final class SQLiteConnection: SQLConnection {
             case let .integer(number):
                 sqlite3_bind_int64(statement, index, number)
             case let .text(string):
-                // SQLITE_TRANSIENT: SQLite copies the bytes, the C string Swift lends
-                // us only lives for this call.
-                sqlite3_bind_text(statement, index, string, -1, Self.transient)
+                Self.bindText(string, to: statement, at: index)
             case let .blob(bytes):
                 Self.bindBlob(bytes, to: statement, at: index)
             case let .bool(flag):
@@ -265,6 +262,19 @@ final class SQLiteConnection: SQLConnection {
             }
             guard rc == SQLITE_OK else {
                 throw error(rc, sql: String(cString: sqlite3_sql(statement)))
+            }
+        }
+    }
+
+    /// The string's UTF-8 with its length: passing the String as a C string copied it into a new array first.
+    /// SQLITE_TRANSIENT: SQLite copies the bytes, which Swift lends only for this call.
+    private static func bindText(_ string: String, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        var string = string
+        return string.withUTF8 { bytes in
+            // A nil pointer would bind NULL: an empty string stays an empty TEXT.
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(statement, index, $0, Int32(bytes.count), transient)
             }
         }
     }

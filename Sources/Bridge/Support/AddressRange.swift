@@ -62,11 +62,14 @@ struct AddressRange: Sendable, Equatable, CustomStringConvertible {
     static func bytes(of address: String) -> [UInt8]? {
         var text = address
         if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
-        return nil
+        // withCString lends a short string from the stack; passing the String itself copied it into an array.
+        return text.withCString { cText in
+            var v4 = in_addr()
+            if inet_pton(AF_INET, cText, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+            var v6 = in6_addr()
+            if inet_pton(AF_INET6, cText, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+            return nil
+        }
     }
 
     /// An IPv4-mapped IPv6 address as its IPv4 bytes; anything else unchanged.
