@@ -16,6 +16,8 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// ASCII case-insensitive comparison without allocating (header names are ASCII tokens).
     static func sameName(_ a: String, _ b: String) -> Bool {
+        // Lengths first: a native string knows its count, and most names a lookup passes differ in length.
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in

@@ -368,12 +368,13 @@ enum MicroHTTPDCallbacks {
     static func respond(to request: Request, context: ServerContext) -> ChainOutcome {
         do {
             return .response(try context.responder.respond(to: request))
+        } catch let suspended as RequestSuspended where request.listenerSlot != nil && !request.isOffListener {
+            // First: every sign-in suspends once, and each failed cast before this one cost about 300 instructions.
+            return .suspended(suspended.parked)
         } catch let error as HTTPError {
             return .response(error.plainTextResponse)
         } catch is OffListenerRequired where !request.isOffListener {
             return .offListener
-        } catch let suspended as RequestSuspended where request.listenerSlot != nil && !request.isOffListener {
-            return .suspended(suspended.parked)
         } catch {
             context.logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
             return .response(internalError)

@@ -43,6 +43,17 @@ struct AddressRangeTests {
         #expect(addresses.clientAddress(peer: "127.0.0.1", forwardedFor: []) == "127.0.0.1")
     }
 
+    @Test("the listener's key for a trusted peer is the key of the client address it forwards")
+    func trustedPeerLimitKey() {
+        let addresses = ClientAddresses(trustedProxies: AddressRange.loopback)
+        for forwarded in [["1.1.1.1, 203.0.113.5"], ["2001:db8:1:2::1"], ["not-an-ip"], [], ["203.0.113.5", " ::ffff:203.0.113.7 "]] {
+            #expect(addresses.limitKey(trustedPeer: "127.0.0.1", forwardedFor: forwarded)
+                    == addresses.limitKey(peer: "127.0.0.1", forwardedFor: forwarded))
+        }
+        #expect(addresses.limitKey(trustedPeer: "127.0.0.1", forwardedFor: ["2001:db8:1:2::1"]) == "2001:db8:1:2::/64")
+        #expect(addresses.limitKey(trustedPeer: "127.0.0.1", forwardedFor: ["bogus"]) == "127.0.0.1")
+    }
+
     @Test("the last X-Forwarded-For entry is what splitting on commas and trimming white space gives",
           arguments: ["203.0.113.5", "1.1.1.1, 203.0.113.5", "1.1.1.1,203.0.113.5,", "1.1.1.1, 203.0.113.5 ,, ",
                       " \t203.0.113.5\t", ",", ",,", "", " ", "a, ", "1.1.1.1,\u{00A0}2001:db8::1\u{3000}",

@@ -21,7 +21,8 @@ public final class BridgeServer {
         listener.port = app.configuration.port
         // The listener's per-client cap counts clients behind the proxies BRIDGE_TRUSTED_PROXIES names.
         listener.trustsForwardedFor = { clientAddresses.isTrustedProxy($0) }
-        listener.forwardedClientKey = { clientAddresses.limitKey(peer: $0, forwardedFor: $1) }
+        // Asked only for a peer `trustsForwardedFor` accepted.
+        listener.forwardedClientKey = { clientAddresses.limitKey(trustedPeer: $0, forwardedFor: $1) }
         listener.requestCompleted = { [routes = app.routes] path, _, seconds in routes.recordRequest(path: path, seconds: seconds) }
         if listener.threadPoolSize <= 0 {
             listener.threadPoolSize = ServerConfiguration.defaultListenerThreads(

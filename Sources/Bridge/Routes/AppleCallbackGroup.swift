@@ -44,6 +44,8 @@ struct AppleCallbackGroup: Sendable {
             try pages.respond(to: request) { request in
                 do {
                     return try next(request)
+                } catch let suspended as RequestSuspended {
+                    throw suspended  // every sign-in's, and no refusal: not worth describe's four casts
                 } catch {
                     if let refusal = WebErrorPresenter.describe(error) {
                         metrics.increment("bridge_callback_rejections_total", ["reason": refusal.reasonCode])

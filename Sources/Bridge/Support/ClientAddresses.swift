@@ -57,8 +57,21 @@ struct ClientAddresses: Sendable {
         Self.limitKey(clientAddress(peer: peer, forwardedFor: forwardedFor))
     }
 
+    /// The same key for a peer already known to be a trusted proxy: the listener asks only for those, so the peer
+    /// is not parsed again, nor the forwarded address a second time for its key.
+    func limitKey(trustedPeer peer: String, forwardedFor: [String]) -> String {
+        if let last = forwardedFor.last.flatMap(Self.lastEntry), let bytes = AddressRange.bytes(of: last) {
+            return Self.limitKey(last, bytes: bytes)
+        }
+        return Self.limitKey(peer)
+    }
+
     static func limitKey(_ address: String) -> String {
         guard let bytes = AddressRange.bytes(of: address) else { return address }
+        return limitKey(address, bytes: bytes)
+    }
+
+    private static func limitKey(_ address: String, bytes: [UInt8]) -> String {
         let unmapped = AddressRange.unmapped(bytes)
         guard unmapped.count == 16 else { return address }
         return AddressRange(network: unmapped, prefixLength: 64).description
