@@ -71,35 +71,21 @@ public struct Cookie: Sendable, Equatable {
         if secureFlag { count += 8 }
         if httpOnly { count += 10 }
         return String(unsafeUninitializedCapacity: count) { buffer in
-            var position = 0
-            func put(_ text: String) {
-                for byte in text.utf8 {
-                    buffer[position] = byte
-                    position += 1
-                }
-            }
-            func put(_ text: StaticString) {
-                text.withUTF8Buffer { bytes in
-                    for byte in bytes {
-                        buffer[position] = byte
-                        position += 1
-                    }
-                }
-            }
-            put(name)
-            put("=" as StaticString)
-            put(value)
-            put("; Path=" as StaticString)
-            put(path)
+            var text = UTF8Writer(buffer)
+            text.write(name)
+            text.write("=" as StaticString)
+            text.write(value)
+            text.write("; Path=" as StaticString)
+            text.write(path)
             if let maxAgeText {
-                put("; Max-Age=" as StaticString)
-                put(maxAgeText)
+                text.write("; Max-Age=" as StaticString)
+                text.write(maxAgeText)
             }
-            if secureFlag { put("; Secure" as StaticString) }
-            if httpOnly { put("; HttpOnly" as StaticString) }
-            put("; SameSite=" as StaticString)
-            put(sameSite.rawValue)
-            return position
+            if secureFlag { text.write("; Secure" as StaticString) }
+            if httpOnly { text.write("; HttpOnly" as StaticString) }
+            text.write("; SameSite=" as StaticString)
+            text.write(sameSite.rawValue)
+            return text.count
         }
     }
 }

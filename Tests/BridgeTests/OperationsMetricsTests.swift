@@ -56,6 +56,15 @@ struct OperationsMetricsTests {
         #expect(text.contains("bridge_oidc_tokens_issued_total{grant_type=\"a\\\"b\\\\c\\nd\"} 1\n"))
     }
 
+    @Test("label text written from the call's pairs is the text of the same labels as an array, escaping included")
+    func labelTextForms() {
+        #expect(Metrics.labelText([:] as KeyValuePairs<String, String>) == "")
+        #expect(Metrics.labelText(["route": "/apple_redirect"]) == #"route="/apple_redirect""#)
+        #expect(Metrics.labelText(["endpoint": "token", "result": "ok"]) == Metrics.labelText([("endpoint", "token"), ("result", "ok")]))
+        #expect(Metrics.labelText(["reason": "a\"b\\c\nd", "x": "ü"]) == Metrics.labelText([("reason", "a\"b\\c\nd"), ("x", "ü")]))
+        #expect(Metrics.labelText(["reason": "a\"b"]) == #"reason="a\"b""#)
+    }
+
     @Test("a counter or histogram no one described is still listed, with its type and a help line saying so")
     func undescribedFamilies() {
         let metrics = Metrics()

@@ -24,7 +24,8 @@ struct CookieNames: Sendable {
 
     func binding(forState state: String) -> String { binding(forStateDigest: SecretTokens.digest(state)) }
 
-    func binding(forStateDigest digest: String) -> String { bindingPrefix + String(digest.prefix(16)) }
+    /// The digest is hex: its first 16 bytes are its first 16 characters, taken without walking graphemes.
+    func binding(forStateDigest digest: String) -> String { bindingPrefix + String(decoding: digest.utf8.prefix(16), as: UTF8.self) }
 
     func sessionCookie(id: String, lifetime: Int) -> Cookie {
         Cookie(name: session, value: id, path: "/", maxAge: lifetime, sameSite: .lax)

@@ -15,7 +15,7 @@ struct ReturnDestination: Sendable {
 
     static func cookieName(forState state: String) -> String { cookieName(forStateDigest: SecretTokens.digest(state)) }
 
-    static func cookieName(forStateDigest digest: String) -> String { cookiePrefix + String(digest.prefix(16)) }
+    static func cookieName(forStateDigest digest: String) -> String { cookiePrefix + String(decoding: digest.utf8.prefix(16), as: UTF8.self) }
 
     /// The cookie for an allowed destination; nil when `candidate` is not allowed.
     func cookie(for candidate: String?, state: String, lifetime: Int) -> Cookie? {
