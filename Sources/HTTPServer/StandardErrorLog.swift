@@ -21,11 +21,17 @@ final class StandardErrorLog: @unchecked Sendable {
     static let delay: useconds_t = 20_000
     /// A shard this large is written by the thread that filled it, so memory stays bounded when stderr is slow.
     static let inlineFlushBytes = 256 * 1024
+    /// The largest buffer a shard keeps for reuse after writing it.
+    static let keptBufferBytes = 64 * 1024
 
     private final class Shard: @unchecked Sendable {
         let lock = NSLock()
         /// Under `lock`.
         var pending: [UInt8] = []
+        /// The buffer last written out, emptied, to become `pending` at the next drain: so a shard's buffers keep
+        /// the capacity they grew to instead of being allocated (and grown, and copied) again after every write.
+        /// Under `writing`.
+        var spare: [UInt8] = []
     }
 
     private let shards = (0..<16).map { _ in Shard() }
@@ -84,12 +90,22 @@ final class StandardErrorLog: @unchecked Sendable {
     /// Under `writing`.
     private func drainShards() {
         for shard in shards {
-            shard.lock.lock()
-            guard !shard.pending.isEmpty else { shard.lock.unlock(); continue }
             var batch: [UInt8] = []
+            swap(&batch, &shard.spare)
+            shard.lock.lock()
+            guard !shard.pending.isEmpty else {
+                shard.lock.unlock()
+                swap(&batch, &shard.spare)
+                continue
+            }
             swap(&batch, &shard.pending)
             shard.lock.unlock()
             Self.writeAll(batch)
+            // One burst's large buffer is not kept: sixteen shards would hold it twice each.
+            if batch.capacity <= Self.keptBufferBytes {
+                batch.removeAll(keepingCapacity: true)
+                swap(&batch, &shard.spare)
+            }
         }
     }
 
