@@ -21,9 +21,16 @@ public final class Metrics: Sendable {
 
     /// A histogram's counts per bucket (not cumulative; the last is +Inf), sum and count.
     struct Distribution {
+        /// Upper bounds of the buckets but the last (+Inf): the family's.
+        let bounds: [Double]
         var buckets: [Int]
         var sum = 0.0
         var count = 0
+
+        init(bounds: [Double]) {
+            self.bounds = bounds
+            buckets = Array(repeating: 0, count: bounds.count + 1)
+        }
     }
 
     /// Counters by family, then by rendered label set (`flow="web"`, or empty).
@@ -41,12 +48,11 @@ public final class Metrics: Sendable {
 
     /// Records one observation of the histogram `name` (its buckets are `MetricFamily.all`'s, else the defaults).
     public func observe(_ name: String, _ value: Double, _ labels: KeyValuePairs<String, String> = [:]) {
-        let bounds = MetricFamily.named(name)?.buckets ?? MetricFamily.defaultBuckets
-        let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
         let series = Self.labelText(labels)
         histograms.withLock { families in
-            families[name, default: [:]][series, default: Distribution(buckets: Array(repeating: 0, count: bounds.count + 1))]
-                .record(bucket, value)
+            // The family's bounds are looked up by name only for a new series; a series keeps them.
+            families[name, default: [:]][series, default: Distribution(bounds: MetricFamily.named(name)?.buckets ?? MetricFamily.defaultBuckets)]
+                .record(value)
         }
     }
 
@@ -163,8 +169,8 @@ public final class Metrics: Sendable {
 }
 
 extension Metrics.Distribution {
-    mutating func record(_ bucket: Int, _ value: Double) {
-        buckets[bucket] += 1
+    mutating func record(_ value: Double) {
+        buckets[bounds.firstIndex { value <= $0 } ?? bounds.count] += 1
         sum += value
         count += 1
     }
