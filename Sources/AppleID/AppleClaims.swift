@@ -24,21 +24,71 @@ public struct AppleClaims: Sendable, Equatable {
     public var events: JSONValue?
 
     public init(_ claims: [String: JSONValue]) throws(TokenRejection) {
-        issuer = claims["iss"]?.stringValue ?? ""
-        audiences = Self.audiences(claims["aud"])
-        subject = Self.nonEmptyString(claims["sub"])
-        issuedAt = try NumericDate.decode(claims["iat"], claim: "iat")
-        expiresAt = try NumericDate.decode(claims["exp"], claim: "exp")
-        authTime = try NumericDate.decode(claims["auth_time"], claim: "auth_time")
-        nonce = Self.nonEmptyString(claims["nonce"])
-        codeHash = claims["c_hash"]?.stringValue
-        email = Self.nonEmptyString(claims["email"])
-        emailVerified = Self.flag(claims["email_verified"])
-        isPrivateEmail = Self.flag(claims["is_private_email"])
-        realUserStatus = claims["real_user_status"]?.doubleValue.flatMap { Int(exactly: $0) }
-        jwtID = Self.nonEmptyString(claims["jti"])
-        transferSubject = Self.nonEmptyString(claims["transfer_sub"])
-        events = claims["events"]
+        var read = ClaimValues()
+        for (name, value) in claims { read.set(name, value) }
+        try self.init(read)
+    }
+
+    /// The same claims from the members of the JSON object in document order (`JSONValue.parseObjectMembers`):
+    /// one pass over the few members a token has, without a dictionary of them.
+    public init(members: [(key: String, value: JSONValue)]) throws(TokenRejection) {
+        var read = ClaimValues()
+        for (name, value) in members { read.set(name, value) }
+        try self.init(read)
+    }
+
+    private init(_ claims: ClaimValues) throws(TokenRejection) {
+        issuer = claims.iss?.stringValue ?? ""
+        audiences = Self.audiences(claims.aud)
+        subject = Self.nonEmptyString(claims.sub)
+        issuedAt = try NumericDate.decode(claims.iat, claim: "iat")
+        expiresAt = try NumericDate.decode(claims.exp, claim: "exp")
+        authTime = try NumericDate.decode(claims.authTime, claim: "auth_time")
+        nonce = Self.nonEmptyString(claims.nonce)
+        codeHash = claims.cHash?.stringValue
+        email = Self.nonEmptyString(claims.email)
+        emailVerified = Self.flag(claims.emailVerified)
+        isPrivateEmail = Self.flag(claims.isPrivateEmail)
+        realUserStatus = claims.realUserStatus?.doubleValue.flatMap { Int(exactly: $0) }
+        jwtID = Self.nonEmptyString(claims.jti)
+        transferSubject = Self.nonEmptyString(claims.transferSub)
+        events = claims.events
+    }
+
+    /// The raw value of each claim this server reads; the others are ignored.
+    private struct ClaimValues {
+        var iss, aud, sub, iat, exp, authTime, nonce, cHash, email, emailVerified, isPrivateEmail, realUserStatus, jti,
+            transferSub, events: JSONValue?
+
+        /// By length first: a `switch` over fifteen string literals compared the name with each in turn.
+        mutating func set(_ name: String, _ value: JSONValue) {
+            switch name.utf8.count {
+            case 3:
+                switch name {
+                case "iss": iss = value
+                case "aud": aud = value
+                case "sub": sub = value
+                case "iat": iat = value
+                case "exp": exp = value
+                case "jti": jti = value
+                default: break
+                }
+            case 5:
+                if name == "nonce" { nonce = value } else if name == "email" { email = value }
+            case 6:
+                if name == "c_hash" { cHash = value } else if name == "events" { events = value }
+            case 9:
+                if name == "auth_time" { authTime = value }
+            case 12:
+                if name == "transfer_sub" { transferSub = value }
+            case 14:
+                if name == "email_verified" { emailVerified = value }
+            case 16:
+                if name == "is_private_email" { isPrivateEmail = value } else if name == "real_user_status" { realUserStatus = value }
+            default:
+                break
+            }
+        }
     }
 
     /// A string or an array of strings; anything else names no audience (and so matches none).

@@ -42,10 +42,10 @@ enum AppleSignedClaims {
         guard key.verifyRS256(signature: jws.signature, message: jws.signingInput, hashingInto: &signingInputHash) else {
             throw .badSignature
         }
-        guard let claims = try? JSONValue.parse(jws.payload), case let .object(members) = claims else {
+        guard let members = try? JSONValue.parseObjectMembers(jws.payload) else {
             throw .malformed("the claims are not a JSON object")
         }
-        return (try AppleClaims(members), jws.signingInput.count)
+        return (try AppleClaims(members: members), jws.signingInput.count)
     }
 
     /// Whether `verify` would find the token's key without fetching; true too when it refuses the token first.

@@ -20,6 +20,24 @@ extension JSONValue {
         return try parser.parseDocument()
     }
 
+    /// The members of a JSON text that must be one object, in document order, under the same rules as `parse`
+    /// (duplicate names refused). For a reader that picks a few known names out of a small object, such as a
+    /// token's claims: no dictionary is built, and no name is hashed, neither the object's nor the reader's.
+    @inlinable
+    public static func parseObjectMembers(
+        _ bytes: some Collection<UInt8>, maxLength: Int = defaultMaxLength
+    ) throws(JSONParseError) -> [(key: String, value: JSONValue)] {
+        try withContiguousBytes(bytes) { buffer throws(JSONParseError) in try parseObjectMembers(buffer: buffer, maxLength: maxLength) }
+    }
+
+    @usableFromInline
+    static func parseObjectMembers(buffer: UnsafeBufferPointer<UInt8>,
+                                   maxLength: Int) throws(JSONParseError) -> [(key: String, value: JSONValue)] {
+        guard buffer.count <= maxLength else { throw JSONParseError("document is larger than \(maxLength) bytes", at: 0) }
+        var parser = JSONParser(buffer)
+        return try parser.parseObjectDocument()
+    }
+
     /// Parses the UTF-8 of `text`.
     public static func parse(_ text: String, maxLength: Int = defaultMaxLength) throws(JSONParseError) -> JSONValue {
         try parse(text.utf8, maxLength: maxLength)
@@ -42,6 +60,47 @@ struct JSONParser {
         skipWhitespace()
         guard position == input.count else { throw failure("unexpected characters after the value") }
         return value
+    }
+
+    mutating func parseObjectDocument() throws(JSONParseError) -> [(key: String, value: JSONValue)] {
+        skipWhitespace()
+        guard position < input.count, input[position] == UInt8(ascii: "{") else { throw failure("expected an object") }
+        position += 1
+        var members: [(key: String, value: JSONValue)] = []
+        skipWhitespace()
+        if !consume(UInt8(ascii: "}")) {
+            members.reserveCapacity(16)
+            // Names are compared pairwise while there are few; beyond that a set keeps a large object linear.
+            var names: Set<String>?
+            while true {
+                guard position < input.count, input[position] == UInt8(ascii: "\"") else {
+                    throw failure("expected a string key in object")
+                }
+                let keyOffset = position
+                let key = try parseString()
+                skipWhitespace()
+                guard consume(UInt8(ascii: ":")) else { throw failure("expected ':' after object key") }
+                skipWhitespace()
+                let value = try parseValue(depth: 1)
+                let duplicate: Bool
+                if members.count < 16 {
+                    let length = key.utf8.count
+                    duplicate = members.contains { $0.key.utf8.count == length && $0.key == key }
+                } else {
+                    if names == nil { names = Set(members.map(\.key)) }
+                    duplicate = !names!.insert(key).inserted
+                }
+                guard !duplicate else { throw JSONParseError("duplicate object key", at: keyOffset) }
+                members.append((key, value))
+                skipWhitespace()
+                if consume(UInt8(ascii: ",")) { skipWhitespace(); continue }
+                if consume(UInt8(ascii: "}")) { break }
+                throw failure("expected ',' or '}' in object")
+            }
+        }
+        skipWhitespace()
+        guard position == input.count else { throw failure("unexpected characters after the value") }
+        return members
     }
 
     // MARK: Values
