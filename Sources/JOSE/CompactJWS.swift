@@ -11,8 +11,11 @@ internal import Darwin
 public struct CompactJWS: Sendable {
     public static let defaultMaxLength = 16_384
 
+    /// The protected header's members in order. Kept as read: a token's header has two or three, and looking them
+    /// up in a dictionary built for the purpose cost more than scanning them.
+    public let headerMembers: [(key: String, value: JSONValue)]
     /// The protected header; always a JSON object.
-    public let header: JSONValue
+    public var header: JSONValue { .object(Dictionary(uniqueKeysWithValues: headerMembers.lazy.map { ($0.key, $0.value) })) }
     /// The decoded payload bytes (for a JWT, the claims JSON).
     public let payload: [UInt8]
     /// The decoded signature bytes; empty for an unsecured (`alg: none`) token.
@@ -21,9 +24,12 @@ public struct CompactJWS: Sendable {
     public let signingInput: [UInt8]
 
     /// The header's `alg`, if it is a string.
-    public var algorithm: String? { header["alg"]?.stringValue }
+    public var algorithm: String? { headerValue("alg")?.stringValue }
     /// The header's `kid`, if it is a string.
-    public var keyID: String? { header["kid"]?.stringValue }
+    public var keyID: String? { headerValue("kid")?.stringValue }
+
+    /// The header member called `name`.
+    public func headerValue(_ name: String) -> JSONValue? { headerMembers.first { $0.key == name }?.value }
 
     @inlinable
     public init(parsing token: some StringProtocol, maxLength: Int = CompactJWS.defaultMaxLength) throws(JOSEError) {
@@ -56,17 +62,24 @@ public struct CompactJWS: Sendable {
         guard let signature = Base64URL.decode(buffer: signaturePart) else {
             throw .malformedToken("signature segment is not valid base64url")
         }
-        let header: JSONValue
+        let members: [(key: String, value: JSONValue)]
         do {
-            header = try JSONValue.parse(headerJSON, maxLength: maxLength)
+            members = try JSONValue.parseObjectMembers(headerJSON, maxLength: maxLength)
         } catch {
-            throw .malformedToken("header is not valid JSON (\(error.reason))")
+            // Refused in the words `JSONValue.parse` gives: invalid JSON with its reason, else JSON that is no object.
+            do {
+                _ = try JSONValue.parse(headerJSON, maxLength: maxLength)
+            } catch {
+                throw .malformedToken("header is not valid JSON (\(error.reason))")
+            }
+            throw .malformedToken("header is not a JSON object")
         }
-        guard case .object(let members) = header else { throw .malformedToken("header is not a JSON object") }
         // RFC 7515 §4.1.11: extensions marked critical must be understood; we understand none.
-        guard members["crit"] == nil else { throw .malformedToken("header has critical extensions (\"crit\") we do not support") }
+        guard !members.contains(where: { $0.key == "crit" }) else {
+            throw .malformedToken("header has critical extensions (\"crit\") we do not support")
+        }
 
-        self.header = header
+        self.headerMembers = members
         self.payload = payload
         self.signature = signature
         self.signingInput = Array(UnsafeBufferPointer(rebasing: token[..<dots.second]))
@@ -92,7 +105,7 @@ public struct CompactJWS: Sendable {
     /// crypto is done. Refuses `none`, `HS256` (key confusion) and everything unlisted.
     @discardableResult
     public func requireAlgorithm(in allowed: [JWSAlgorithm]) throws(JOSEError) -> JWSAlgorithm {
-        guard let value = header["alg"] else { throw .malformedToken("header has no \"alg\"") }
+        guard let value = headerValue("alg") else { throw .malformedToken("header has no \"alg\"") }
         guard let name = value.stringValue else { throw .malformedToken("header \"alg\" is not a string") }
         guard let algorithm = JWSAlgorithm(rawValue: name), allowed.contains(algorithm) else {
             throw .algorithmNotAllowed(Self.loggable(name))
