@@ -60,6 +60,7 @@ public struct FormFields: Sendable, Equatable {
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> [Pair] {
         guard let base = bytes.baseAddress else { return [] }
         var pairs: [Pair] = []
+        pairs.reserveCapacity(8)  // a callback's form has four or five fields; growing from one copied it thrice
         var start = 0
         while start < bytes.count {
             let end = firstIndex(of: UInt8(ascii: "&"), in: base, start..<bytes.count) ?? bytes.count

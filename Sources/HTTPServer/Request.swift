@@ -107,9 +107,30 @@ public struct Request: Sendable {
         return type.isEmpty ? nil : type.lowercased()
     }
 
+    /// Whether `mediaType` is `lowercasedType`, compared in place on the header's bytes (no lowercased copy) for
+    /// the ASCII header every client sends.
+    public func hasMediaType(_ lowercasedType: StaticString) -> Bool {
+        guard var contentType = headers["Content-Type"] else { return false }
+        let answer = contentType.withUTF8 { bytes -> Bool? in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+            return lowercasedType.withUTF8Buffer { expected in
+                guard end - start == expected.count else { return false }
+                for offset in 0..<expected.count {
+                    let byte = bytes[start + offset]
+                    if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != expected[offset] { return false }
+                }
+                return true
+            }
+        }
+        return answer ?? (mediaType == lowercasedType.description)
+    }
+
     /// The urlencoded form body, or nil when the body is not a form.
     public var formBody: FormFields? {
-        guard mediaType == "application/x-www-form-urlencoded" else { return nil }
+        guard hasMediaType("application/x-www-form-urlencoded") else { return nil }
         return FormFields(urlEncoded: body)
     }
 

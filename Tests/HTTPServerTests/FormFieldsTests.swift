@@ -74,10 +74,15 @@ struct MediaTypeTests {
     func mediaType(header: String, expected: String?) {
         let request = Request(method: "POST", path: "/", headers: HTTPHeaders([("Content-Type", header)]))
         #expect(request.mediaType == expected)
+        // The in-place comparison agrees with the media type for every header.
+        #expect(request.hasMediaType("application/x-www-form-urlencoded") == (expected == "application/x-www-form-urlencoded"))
+        #expect(request.hasMediaType("application/json") == (expected == "application/json"))
+        #expect(request.hasMediaType("text/html") == (expected == "text/html"))
     }
 
     @Test("no Content-Type, no media type")
     func missing() {
         #expect(Request(method: "POST", path: "/").mediaType == nil)
+        #expect(!Request(method: "POST", path: "/").hasMediaType("application/json"))
     }
 }

@@ -6,7 +6,7 @@ import JSON
 /// Reading an app's JSON body, whichever of the field names in use it sends.
 extension NativeAPI {
     static func jsonObject(_ request: Request) throws(APIError) -> JSONValue {
-        guard request.mediaType == "application/json" else { throw .unsupportedMediaType }
+        guard request.hasMediaType("application/json") else { throw .unsupportedMediaType }
         guard let value = try? JSONValue.parse(request.body), case .object = value else { throw .malformedJSON }
         return value
     }
