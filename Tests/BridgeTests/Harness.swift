@@ -68,8 +68,11 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     var simulatorPort: Int { simulatorHTTP.port }
     var app: ComposedService { server.app }
 
+    /// `transport`: calls to the simulator time out after 10 s. With 2 s, a cold key fetch timed out once in three
+    /// runs of the whole suite on a loaded 2-core machine, and that test's sign-in got 503 apple_keys_unavailable.
+    /// Tests of a slow or absent Apple bring their own transport (or no simulator: refused at once).
     init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
-         transport: any AppleHTTPTransport = URLSessionTransport(timeout: 2), listener: ServerConfiguration? = nil) throws {
+         transport: any AppleHTTPTransport = URLSessionTransport(timeout: 10), listener: ServerConfiguration? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
