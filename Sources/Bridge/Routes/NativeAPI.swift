@@ -53,10 +53,12 @@ struct NativeAPI: Sendable {
         if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
         let signInRequest = signIn.request(identity, identityToken: idToken, code: code, flow: .api, proof: .apiNonce(nonce),
                                            displayName: DisplayName.fromAPIBody(body), grant: .appSession)
-        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { [self] outcome in
+        // Not `self`: its copy would retain every service this route holds (see AppleRedirect.finish).
+        let tokens = TokenIssue(accessTokens: accessTokens, clock: clock)
+        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
             let signedIn = try service.completeSignIn(signInRequest, outcome)
-            return try tokenResponse(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
-                                     refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+            return try tokens.response(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
+                                       refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
         }
     }
 
@@ -89,10 +91,10 @@ struct NativeAPI: Sendable {
         let presentation = SessionIssuer.presentation(of: presented, by: .app, now: clock.now)
         return try request.answer(afterWriting: { [sessionIssuer] in
             try sessionIssuer.rotate(presentation, in: $0, refusingAnotherHoldersWith: APIError.invalidRefreshToken)
-        }, to: store) { [self] rotation in
+        }, to: store) { [sessionIssuer, tokens = TokenIssue(accessTokens: accessTokens, clock: clock)] rotation in
             switch rotation {
             case let .rotated(user, sessionIDHash, refreshToken, _):
-                return try tokenResponse(user: user, sessionIDHash: sessionIDHash, refreshToken: refreshToken, isExistingMember: true)
+                return try tokens.response(user: user, sessionIDHash: sessionIDHash, refreshToken: refreshToken, isExistingMember: true)
             case .reused:
                 sessionIssuer.recordReuse()
                 throw APIError.refreshTokenReused
@@ -138,9 +140,21 @@ struct NativeAPI: Sendable {
         }
     }
 
-    func tokenResponse(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) throws -> Response {
+    /// What an answer carrying tokens needs, and no more of the route.
+    struct TokenIssue: Sendable {
+        let accessTokens: AccessTokens
+        let clock: WallClock
+
+        func response(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) throws -> Response {
+            try NativeAPI.tokenResponse(accessTokens: accessTokens, now: clock.now, user: user, sessionIDHash: sessionIDHash,
+                                        refreshToken: refreshToken, isExistingMember: isExistingMember)
+        }
+    }
+
+    static func tokenResponse(accessTokens: AccessTokens, now: Date, user: User, sessionIDHash: String, refreshToken: String,
+                              isExistingMember: Bool) throws -> Response {
         .json(JSONValue.object([
-            "accessToken": .string(try accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: clock.now)),
+            "accessToken": .string(try accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: now)),
             "refreshToken": .string(refreshToken), "tokenType": "Bearer",
             "expiresIn": .number(Self.accessTokenLifetime), "memberId": .number(Double(user.id)),
             "isExistingMember": .bool(isExistingMember),
