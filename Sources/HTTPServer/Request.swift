@@ -23,6 +23,9 @@ public struct Request: Sendable {
     var listenerSlot: ListenerSlot?
     /// Set when the chain runs again after a suspension (see `takeResumedWork()`).
     var resumedWork: ResumedWork?
+    /// The route the `Router` resolved for this request, kept for the chain's run after a suspension: the same
+    /// path and method resolve to the same route, and looking it up again hashed both.
+    var resolvedRoute: (router: ObjectIdentifier, group: RouteGroup, handler: Router.Handler)?
 
     public init(method: String, path: String, query: FormFields = FormFields(),
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {

@@ -85,7 +85,16 @@ public struct Router: HTTPResponder {
     }
 
     public func respond(to request: Request) throws -> Response {
-        let (group, handler) = resolve(request)
+        var request = request
+        // A router is known by its fallback group: a route another router resolved is never taken for its own.
+        let identity = ObjectIdentifier(fallback)
+        let (group, handler): (RouteGroup, Handler)
+        if request.resumedWork != nil, let resolved = request.resolvedRoute, resolved.router == identity {
+            (group, handler) = (resolved.group, resolved.handler)
+        } else {
+            (group, handler) = resolve(request)
+            request.resolvedRoute = (identity, group, handler)
+        }
         return try group.middleware.respond(to: request) { request in
             if let rest = request.takeResumedWork() { return try rest() }
             return try handler(request)

@@ -114,7 +114,8 @@ struct AppleRedirect: Sendable {
         }
         // No cookie for this attempt. A browser that has cookies for other attempts is another browser; one
         // with none may have dropped the cross-site cookie, so it gets one same-origin re-POST, not more.
-        let hasOtherBindings = request.sentCookieNames.contains { $0.hasPrefix(landing.cookieNames.bindingPrefix) }
+        let bindingPrefix = landing.cookieNames.bindingPrefix
+        let hasOtherBindings = request.sentCookies.contains { $0.name.hasPrefix(bindingPrefix) }
         if hasOtherBindings || fields[Self.repostMarker] != nil { return .otherBrowser }
         return .cookieDropped
     }

@@ -9,18 +9,21 @@ struct CookieNames: Sendable {
     static let unprefixedBase = "asb_"
     static let hostPrefix = "__Host-"
 
+    static let hostPrefixedBase = hostPrefix + unprefixedBase
+
     /// `__Host-asb_` or `asb_`.
     let base: String
-
-    init(publicURLIsHTTPS: Bool) {
-        base = (publicURLIsHTTPS ? Self.hostPrefix : "") + Self.unprefixedBase
-    }
-
     /// The service's own session: SameSite=Lax, it is never needed on a cross-site request.
-    var session: String { base + "session" }
+    let session: String
     /// Binds a login attempt to the browser that started it. One per attempt, so parallel tabs work; at `Path=/`,
     /// as the prefix requires.
-    var bindingPrefix: String { base + "bind_" }
+    let bindingPrefix: String
+
+    init(publicURLIsHTTPS: Bool) {
+        base = publicURLIsHTTPS ? Self.hostPrefixedBase : Self.unprefixedBase
+        session = base + "session"
+        bindingPrefix = base + "bind_"
+    }
 
     func binding(forState state: String) -> String { binding(forStateDigest: SecretTokens.digest(state)) }
 
@@ -37,8 +40,8 @@ struct CookieNames: Sendable {
     static func duplicated(in request: Request) -> String? {
         // A request carries a handful of this server's cookies: a scan of them is cheaper than hashing each.
         var seen: [String] = []
-        for name in request.sentCookieNames {
-            guard name.hasPrefix(unprefixedBase) || name.hasPrefix(hostPrefix + unprefixedBase) else { continue }
+        for (name, _) in request.sentCookies {
+            guard name.hasPrefix(unprefixedBase) || name.hasPrefix(hostPrefixedBase) else { continue }
             if seen.contains(name) { return name }
             seen.append(name)
         }
