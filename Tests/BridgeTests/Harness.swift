@@ -68,9 +68,12 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     var simulatorPort: Int { simulatorHTTP.port }
     var app: ComposedService { server.app }
 
-    /// `transport`: calls to the simulator time out after 10 s. With 2 s, a cold key fetch timed out once in three
-    /// runs of the whole suite on a loaded 2-core machine, and that test's sign-in got 503 apple_keys_unavailable.
-    /// Tests of a slow or absent Apple bring their own transport (or no simulator: refused at once).
+    /// `transport`: calls to the simulator time out after 10 s. Tests of a slow or absent Apple bring their own
+    /// transport (or no simulator: refused at once). With the simulator started, the harness returns once the
+    /// server holds Apple's keys: the server only starts their fetch in the background, and under the whole
+    /// suite's load on two cores that first fetch sometimes took over 5 s, so a test's first sign-in, waiting for
+    /// it, was answered 503 apple_keys_unavailable (several times in a day's runs, each time a different test).
+    /// Tests of a cold cache start without the simulator.
     init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
          transport: any AppleHTTPTransport = URLSessionTransport(timeout: 10), listener: ServerConfiguration? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
@@ -96,6 +99,16 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
                                   transport: transport, clock: clock.clock, logger: .silent, server: listener,
                                   signInRequestsPerMinute: signInRequestsPerMinute)
         try server.start()
+        if startSimulator { try awaitAppleKeys() }
+    }
+
+    /// Fetches Apple's keys until the server holds them (a fetch may fail under load; another is tried at once).
+    func awaitAppleKeys() throws {
+        let deadline = Date().addingTimeInterval(30)
+        while app.keys.knownKeyIDs.isEmpty {
+            if Date() > deadline { throw TestFailure("Apple's keys were not fetched") }
+            if !app.keys.prefetch() { Thread.sleep(forTimeInterval: 0.02) }
+        }
     }
 
     deinit {

@@ -175,14 +175,6 @@ struct SlowAppleTests {
 
 extension BridgeHarness {
     /// Waits for the start-up fetch of Apple's keys, so sign-ins find them cached.
-    func awaitAppleKeys() throws {
-        let deadline = Date().addingTimeInterval(10)
-        while app.keys.knownKeyIDs.isEmpty {
-            if Date() > deadline { throw TestFailure("Apple's keys were not fetched") }
-            if !app.keys.prefetch() { Thread.sleep(forTimeInterval: 0.02) }
-        }
-    }
-
     /// A server that must exchange every code, whose Apple token endpoint is `stalled`.
     static func requiringExchange(_ stalled: StalledEndpoint) throws -> BridgeHarness {
         let key = try TestClientKey(directory: try keyDirectory())
