@@ -73,14 +73,7 @@ struct JSONParser {
             // Names are compared pairwise while there are few; beyond that a set keeps a large object linear.
             var names: Set<String>?
             while true {
-                guard position < input.count, input[position] == UInt8(ascii: "\"") else {
-                    throw failure("expected a string key in object")
-                }
-                let keyOffset = position
-                let key = try parseString()
-                skipWhitespace()
-                guard consume(UInt8(ascii: ":")) else { throw failure("expected ':' after object key") }
-                skipWhitespace()
+                let (key, keyOffset) = try parseMemberName()
                 let value = try parseValue(depth: 1)
                 let duplicate: Bool
                 if members.count < 16 {
@@ -137,14 +130,7 @@ struct JSONParser {
             members = [:]
         }
         while true {
-            guard position < input.count, input[position] == UInt8(ascii: "\"") else {
-                throw failure("expected a string key in object")
-            }
-            let keyOffset = position
-            let key = try parseString()
-            skipWhitespace()
-            guard consume(UInt8(ascii: ":")) else { throw failure("expected ':' after object key") }
-            skipWhitespace()
+            let (key, keyOffset) = try parseMemberName()
             // Duplicate names are refused: two readers of the same token must never disagree.
             guard members.updateValue(try parseValue(depth: depth), forKey: key) == nil else {
                 throw JSONParseError("duplicate object key", at: keyOffset)
@@ -154,6 +140,19 @@ struct JSONParser {
             if consume(UInt8(ascii: "}")) { return .object(members) }
             throw failure("expected ',' or '}' in object")
         }
+    }
+
+    /// A member's name and the `:` after it (white space skipped), and where the name started; the value is next.
+    private mutating func parseMemberName() throws(JSONParseError) -> (key: String, offset: Int) {
+        guard position < input.count, input[position] == UInt8(ascii: "\"") else {
+            throw failure("expected a string key in object")
+        }
+        let offset = position
+        let key = try parseString()
+        skipWhitespace()
+        guard consume(UInt8(ascii: ":")) else { throw failure("expected ':' after object key") }
+        skipWhitespace()
+        return (key, offset)
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {

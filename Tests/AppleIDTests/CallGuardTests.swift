@@ -189,25 +189,28 @@ extension AppleIDTests {
 }
 
 extension AppleIDTests.CallGuardTests {
+    /// A token for subject `s`, signed by the simulator's current key unless `keyID` names another.
+    private func mintToken(_ fixture: SimulatorFixture, audience: String = SimulatorFixture.bundleID,
+                       keyID: String? = nil) throws -> String {
+        try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: audience, subject: "s"),
+                                                headerOverrides: keyID.map { ["kid": .string($0)] } ?? [:])
+    }
+
     @Test("verifying with held keys only never fetches: a cold cache answers keysUnavailable at once")
     func heldKeysOnly() throws {
         let fixture = try SimulatorFixture()
-        let token = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: SimulatorFixture.bundleID,
-                                                                               subject: "s"))
+        let token = try mintToken(fixture)
         #expect(throws: TokenRejection.keysUnavailable) { try fixture.verifier.verify(token, fetchingKeys: false) }
         #expect(fixture.keys.fetches == 0)
         #expect(try fixture.verifier.verify(token).subject == "s")
         #expect(try fixture.verifier.verify(token, fetchingKeys: false).subject == "s")
         #expect(fixture.keys.fetches == 1)
     }
-}
 
-extension AppleIDTests.CallGuardTests {
     @Test("verifying where no one may wait: nil when the key must be fetched, the identity once it is held, refusals as ever")
     func verifyIfKeyHeld() throws {
         let fixture = try SimulatorFixture()
-        let token = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: SimulatorFixture.bundleID,
-                                                                               subject: "s"))
+        let token = try mintToken(fixture)
         // Cold: the first use would fetch, so the caller is told to verify where fetching is allowed; nothing fetched.
         #expect(try fixture.verifier.verifyIfKeyHeld(token) == nil)
         #expect(fixture.keys.fetches == 0)
@@ -217,14 +220,11 @@ extension AppleIDTests.CallGuardTests {
         #expect(fixture.keys.prefetch())
         #expect(try fixture.verifier.verifyIfKeyHeld(token)?.subject == "s")
         // A key held and fresh, but a claim wrong: the rejection, not nil.
-        let wrongAudience = try fixture.simulator.mintIdentityToken(IdentityTokenClaims(audience: "com.example.other",
-                                                                                       subject: "s"))
+        let wrongAudience = try mintToken(fixture, audience: "com.example.other")
         #expect(throws: TokenRejection.self) { try fixture.verifier.verifyIfKeyHeld(wrongAudience) }
         // An unknown kid right after a fetch is refused from the cache (re-fetches are rate limited).
-        #expect(throws: TokenRejection.unknownKeyID("unknown-kid")) {
-            try fixture.verifier.verifyIfKeyHeld(fixture.simulator.mintIdentityToken(
-                IdentityTokenClaims(audience: SimulatorFixture.bundleID, subject: "s"), headerOverrides: ["kid": "unknown-kid"]))
-        }
+        let unknownKey = try mintToken(fixture, keyID: "unknown-kid")
+        #expect(throws: TokenRejection.unknownKeyID("unknown-kid")) { try fixture.verifier.verifyIfKeyHeld(unknownKey) }
         #expect(fixture.keys.fetches == 1)
     }
 }
