@@ -31,7 +31,7 @@ final class RunningSimulator: Sendable {
         try server.start()
     }
 
-    deinit { server.shutdown() }
+    deinit { server.shutdown(quiescing: false) }
 
     func get(_ path: String) throws -> RawHTTPResponse {
         try RawHTTPClient.request(port: port, path: path)

@@ -118,7 +118,7 @@ final class SimulatorFixture: Sendable {
             keys: keys)
     }
 
-    deinit { server.shutdown() }
+    deinit { server.shutdown(quiescing: false) }
 
     func client(key: AppleClientKey? = nil, verifier: IdentityTokenVerifier? = nil, attempts: Int = 3) -> AppleTokenClient {
         AppleTokenClient(baseURL: baseURL + "/", transport: transport, secrets: ClientSecretProvider(key: key ?? self.key),

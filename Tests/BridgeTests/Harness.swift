@@ -50,7 +50,7 @@ final class RunningSimulator {
         try listener.start()
     }
 
-    deinit { listener.shutdown() }
+    deinit { listener.shutdown(quiescing: false) }
 }
 
 /// The real server and the Apple ID simulator, each listening on loopback, with a fresh SQLite file.
@@ -112,8 +112,9 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     }
 
     deinit {
-        server.shutdown()
-        simulatorHTTP.shutdown()
+        // Not quiescing: see MicroHTTPDListener.shutdown(quiescing:).
+        server.shutdown(quiescing: false)
+        simulatorHTTP.shutdown(quiescing: false)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -60,7 +60,7 @@ struct InstanceCrashTests {
         let simulator = try AppleIDStandIn()
         let apple = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
         try apple.start()
-        defer { apple.shutdown() }
+        defer { apple.shutdown(quiescing: false) }
         let environment = [
             "BRIDGE_DATABASE": "sqlite:\(directory.path)/bridge.sqlite3",
             "BRIDGE_SECRET_KEY": Data(SecureRandom.bytes(32)).base64EncodedString(),
@@ -115,7 +115,7 @@ struct InstanceCrashTests {
         let simulator = try AppleIDStandIn()
         let apple = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
         try apple.start()
-        defer { apple.shutdown() }
+        defer { apple.shutdown(quiescing: false) }
         let environment = [
             "BRIDGE_DATABASE": try admin.withDatabase(name).connectionString, "BRIDGE_DATABASE_POOL_SIZE": "4",
             "BRIDGE_SECRET_KEY": Data(SecureRandom.bytes(32)).base64EncodedString(),

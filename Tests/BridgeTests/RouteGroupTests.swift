@@ -188,7 +188,7 @@ struct RouteGroupTests {
     func resumedWithoutHandlerCode() throws {
         let harness = try BridgeHarness()
         let server = try Self.suspendingServer(harness, failing: false)
-        defer { server.shutdown() }
+        defer { server.shutdown(quiescing: false) }
         for (method, path) in Self.suspendingPaths {
             let response = try Self.post(method, path, to: server)
             #expect(response.status == 200, "\(path)")
@@ -200,7 +200,7 @@ struct RouteGroupTests {
     func resumedErrorsInGroupShape() throws {
         let harness = try BridgeHarness()
         let server = try Self.suspendingServer(harness, failing: true)
-        defer { server.shutdown() }
+        defer { server.shutdown(quiescing: false) }
         func send(_ method: String, _ path: String) throws -> RawHTTPResponse { try Self.post(method, path, to: server) }
         for (method, path) in Self.suspendingPaths {
             let response = try send(method, path)

@@ -8,7 +8,7 @@ func withServer<T>(_ configuration: ServerConfiguration = ServerConfiguration(ho
                    responder: some HTTPResponder, _ body: (MicroHTTPDListener) throws -> T) throws -> T {
     let server = MicroHTTPDListener(configuration: configuration, responder: responder, logger: .silent)
     try server.start()
-    defer { server.shutdown() }
+    defer { server.shutdown(quiescing: false) }
     return try body(server)
 }
 

@@ -57,7 +57,7 @@ struct PeerAddressTests {
             Issue.record("cannot listen on [::1]: \(error)")
             return
         }
-        defer { server.shutdown() }
+        defer { server.shutdown(quiescing: false) }
         let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var remote = sockaddr_in6()

@@ -66,8 +66,9 @@ public final class BridgeServer {
         DispatchQueue.global().async { [app] in app.keys.prefetch() }
     }
 
-    public func shutdown() {
+    /// See `MicroHTTPDListener.shutdown(quiescing:)`.
+    public func shutdown(quiescing: Bool = true) {
         sweeper.cancel()
-        http.shutdown()
+        http.shutdown(quiescing: quiescing)
     }
 }
