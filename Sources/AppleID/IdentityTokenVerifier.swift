@@ -16,12 +16,7 @@ public final class IdentityTokenVerifier: Sendable {
     /// With `fetchingKeys` false, only keys already held are used: nothing is fetched or waited for.
     public func verify(_ token: String, context: VerificationContext = VerificationContext(),
                        fetchingKeys: Bool = true) throws(TokenRejection) -> AppleIdentity {
-        let keySet: any AppleKeySet = fetchingKeys ? keys : HeldKeys(base: keys)
-        let (claims, tokenDigest) = try AppleSignedClaims.verifyWithDigest(token, keys: keySet,
-                                                                         maxLength: policy.maximumTokenLength)
-        var identity = try check(claims, context: context)
-        identity.tokenDigest = tokenDigest
-        return identity
+        try verified(token, keys: fetchingKeys ? keys : HeldKeys(base: keys), context: context)
     }
 
     /// For a thread that must not wait on Apple: nil, before any signature work, when the token's key is not held or
@@ -31,15 +26,18 @@ public final class IdentityTokenVerifier: Sendable {
                                 context: VerificationContext = VerificationContext()) throws(TokenRejection) -> AppleIdentity? {
         let keySet = KeysHeldNow(base: keys)
         do {
-            let (claims, tokenDigest) = try AppleSignedClaims.verifyWithDigest(token, keys: keySet,
-                                                                             maxLength: policy.maximumTokenLength)
-            var identity = try check(claims, context: context)
-            identity.tokenDigest = tokenDigest
-            return identity
+            return try verified(token, keys: keySet, context: context)
         } catch {
             if keySet.wouldFetch { return nil }
             throw error
         }
+    }
+
+    private func verified(_ token: String, keys: any AppleKeySet, context: VerificationContext) throws(TokenRejection) -> AppleIdentity {
+        let (claims, tokenDigest) = try AppleSignedClaims.verifyWithDigest(token, keys: keys, maxLength: policy.maximumTokenLength)
+        var identity = try check(claims, context: context)
+        identity.tokenDigest = tokenDigest
+        return identity
     }
 
     /// Whether verifying `token` would need no call to Apple: its key is held (or the token will be refused

@@ -58,7 +58,7 @@ public struct Request: Sendable {
     /// Characters was a measurable share of a sign-in's CPU.
     static func cookies(in headers: HTTPHeaders) -> [(name: String, value: String)] {
         var cookies: [(name: String, value: String)] = []
-        for field in headers.fields where field.name.utf8.count == 6 && HTTPHeaders.sameName(field.name, "Cookie") {
+        for field in headers.fields where HTTPHeaders.sameName(field.name, "Cookie") {
             var header = field.value
             header.withUTF8 { bytes in
                 forEachCookie(in: bytes) { name, value in
@@ -97,13 +97,9 @@ public struct Request: Sendable {
         // On bytes for the ASCII header every client sends (it is read once or twice per request); anything else
         // the Unicode-aware way.
         let ascii = contentType.withUTF8 { bytes -> String?? in
-            guard !bytes.contains(where: { $0 >= 0x80 }) else { return .none }
-            var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
-            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-            guard end > start else { return .some(nil) }
-            let lowered = bytes[start..<end].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
-            return .some(String(decoding: lowered, as: UTF8.self))
+            guard let type = Self.asciiMediaType(in: bytes) else { return .none }
+            guard !type.isEmpty else { return .some(nil) }
+            return .some(String(decoding: type.map(Self.lowercasedASCII), as: UTF8.self))
         }
         if let ascii { return ascii }
         let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces() } ?? ""
@@ -115,21 +111,23 @@ public struct Request: Sendable {
     public func hasMediaType(_ lowercasedType: StaticString) -> Bool {
         guard var contentType = headers["Content-Type"] else { return false }
         let answer = contentType.withUTF8 { bytes -> Bool? in
-            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
-            var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
-            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-            return lowercasedType.withUTF8Buffer { expected in
-                guard end - start == expected.count else { return false }
-                for offset in 0..<expected.count {
-                    let byte = bytes[start + offset]
-                    if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != expected[offset] { return false }
-                }
-                return true
-            }
+            guard let type = Self.asciiMediaType(in: bytes) else { return nil }
+            return lowercasedType.withUTF8Buffer { type.lazy.map(Self.lowercasedASCII).elementsEqual($0) }
         }
         return answer ?? (mediaType == lowercasedType.description)
     }
+
+    /// The type of an ASCII Content-Type value: before any `;`, without surrounding spaces or tabs, as written.
+    /// Nil when the value is not ASCII.
+    private static func asciiMediaType(in bytes: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+        var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    private static func lowercasedASCII(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
 
     /// The urlencoded form body, or nil when the body is not a form.
     public var formBody: FormFields? {

@@ -91,14 +91,10 @@ final class StandardErrorLog: @unchecked Sendable {
     private func drainShards() {
         for shard in shards {
             var batch: [UInt8] = []
-            swap(&batch, &shard.spare)
             shard.lock.lock()
-            guard !shard.pending.isEmpty else {
-                shard.lock.unlock()
-                swap(&batch, &shard.spare)
-                continue
-            }
+            guard !shard.pending.isEmpty else { shard.lock.unlock(); continue }
             swap(&batch, &shard.pending)
+            swap(&shard.pending, &shard.spare)
             shard.lock.unlock()
             Self.writeAll(batch)
             // One burst's large buffer is not kept: sixteen shards would hold it twice each.

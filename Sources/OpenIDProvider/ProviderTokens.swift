@@ -106,7 +106,7 @@ extension ProviderTokens {
     public func verifyAccessToken(_ token: String, now: Date, publicKey: (String) -> RSAPublicKey?) -> AccessTokenClaims? {
         guard let jws = try? CompactJWS(parsing: token, maxLength: Self.maximumAccessTokenLength),
               (try? jws.requireAlgorithm(in: [.RS256])) != nil,
-              let type = jws.header["typ"]?.stringValue?.lowercased(),
+              let type = jws.headerValue("typ")?.stringValue?.lowercased(),
               type == Self.accessTokenType || type == "application/" + Self.accessTokenType,
               let keyID = jws.keyID, let key = publicKey(keyID),
               key.verifyRS256(signature: jws.signature, message: jws.signingInput),

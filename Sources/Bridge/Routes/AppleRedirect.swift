@@ -72,11 +72,10 @@ struct AppleRedirect: Sendable {
         // The rest runs after the commit and captures only what it uses: capturing `self` copied every service and
         // configuration string this route holds into the closure (about 120 references retained and released per
         // sign-in). The OpenID provider only when a client's code is handed over.
-        let handOver: (@Sendable (Int64) -> Response)?
-        if let clientCode, case let provider = provider {
-            handOver = { userID in provider.redirect(handingOver: clientCode, userID: userID) }
+        let handOver: (@Sendable (Int64) -> Response)? = if let clientCode {
+            { [provider] userID in provider.redirect(handingOver: clientCode, userID: userID) }
         } else {
-            handOver = nil
+            nil
         }
         let (recentAttempts, landing, stateDigest) = (recentAttempts, landing, attempt.state)
         // The listener thread serves other connections while the transaction waits for its group commit.

@@ -54,7 +54,7 @@ struct NativeAPI: Sendable {
         let signInRequest = signIn.request(identity, identityToken: idToken, code: code, flow: .api, proof: .apiNonce(nonce),
                                            displayName: DisplayName.fromAPIBody(body), grant: .appSession)
         // Not `self`: its copy would retain every service this route holds (see AppleRedirect.finish).
-        let tokens = TokenIssue(accessTokens: accessTokens, clock: clock)
+        let tokens = tokenIssue
         return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
             let signedIn = try service.completeSignIn(signInRequest, outcome)
             return try tokens.response(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
@@ -91,7 +91,7 @@ struct NativeAPI: Sendable {
         let presentation = SessionIssuer.presentation(of: presented, by: .app, now: clock.now)
         return try request.answer(afterWriting: { [sessionIssuer] in
             try sessionIssuer.rotate(presentation, in: $0, refusingAnotherHoldersWith: APIError.invalidRefreshToken)
-        }, to: store) { [sessionIssuer, tokens = TokenIssue(accessTokens: accessTokens, clock: clock)] rotation in
+        }, to: store) { [sessionIssuer, tokens = tokenIssue] rotation in
             switch rotation {
             case let .rotated(user, sessionIDHash, refreshToken, _):
                 return try tokens.response(user: user, sessionIDHash: sessionIDHash, refreshToken: refreshToken, isExistingMember: true)
@@ -140,24 +140,20 @@ struct NativeAPI: Sendable {
         }
     }
 
+    private var tokenIssue: TokenIssue { TokenIssue(accessTokens: accessTokens, clock: clock) }
+
     /// What an answer carrying tokens needs, and no more of the route.
     struct TokenIssue: Sendable {
         let accessTokens: AccessTokens
         let clock: WallClock
 
         func response(user: User, sessionIDHash: String, refreshToken: String, isExistingMember: Bool) throws -> Response {
-            try NativeAPI.tokenResponse(accessTokens: accessTokens, now: clock.now, user: user, sessionIDHash: sessionIDHash,
-                                        refreshToken: refreshToken, isExistingMember: isExistingMember)
+            .json(JSONValue.object([
+                "accessToken": .string(try accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: clock.now)),
+                "refreshToken": .string(refreshToken), "tokenType": "Bearer",
+                "expiresIn": .number(NativeAPI.accessTokenLifetime), "memberId": .number(Double(user.id)),
+                "isExistingMember": .bool(isExistingMember),
+            ]).serialized())
         }
-    }
-
-    static func tokenResponse(accessTokens: AccessTokens, now: Date, user: User, sessionIDHash: String, refreshToken: String,
-                              isExistingMember: Bool) throws -> Response {
-        .json(JSONValue.object([
-            "accessToken": .string(try accessTokens.issue(userID: user.id, sessionIDHash: sessionIDHash, now: now)),
-            "refreshToken": .string(refreshToken), "tokenType": "Bearer",
-            "expiresIn": .number(Self.accessTokenLifetime), "memberId": .number(Double(user.id)),
-            "isExistingMember": .bool(isExistingMember),
-        ]).serialized())
     }
 }
