@@ -2,22 +2,22 @@ import Foundation
 import WorkerThreads
 
 /// Copies WAL pages back into the database file on its own thread, so that no write
-/// pays for a checkpoint (the writer runs with `wal_autocheckpoint` off).
+/// pays for a checkpoint (the writer checkpoints itself only as a safety net, see `SQLiteStore`).
 ///
-/// Every `interval` after writes it runs a PASSIVE checkpoint (never waits for readers
-/// or writers). Under a steady stream of writes that never finishes: frames keep arriving
-/// while it copies, so the WAL never starts over and grows without bound. So when the WAL
-/// holds more than `walFrameLimit` frames, a second PASSIVE checkpoint runs with writes
-/// paused, copying the few frames the first one left; the next write then starts the WAL
-/// from the beginning. Once writes have stopped for `idleAfter` it runs one TRUNCATE
-/// checkpoint, which also shrinks the WAL file to zero. `stop()` ends the thread and
-/// waits for it.
+/// It runs a PASSIVE checkpoint (never waits for readers or writers) each time the WAL has
+/// grown by a quarter of `walFrameLimit`, as the writer reports after each commit, and every
+/// `interval` after writes. Under a steady stream of writes that never finishes: frames keep
+/// arriving while it copies, so the WAL never starts over and grows without bound. So when
+/// the WAL holds more than `walFrameLimit` frames, a last PASSIVE checkpoint runs with writes
+/// paused, copying the few frames the others left; the next write then starts the WAL from
+/// the beginning. Once writes have stopped for `idleAfter` it runs one TRUNCATE checkpoint,
+/// which also shrinks the WAL file to zero. `stop()` ends the thread and waits for it.
 final class SQLiteCheckpointer: @unchecked Sendable {
     struct Timing {
         var interval: Duration = .milliseconds(200)
         var idleAfter: Duration = .seconds(2)
-        /// About 16 MiB of 4 KiB pages.
-        var walFrameLimit = 4_096
+        /// 32 MiB of 2 KiB pages (64 MiB of 4 KiB ones, a database made before 2 KiB pages).
+        var walFrameLimit = 16_384
     }
 
     /// Runs its argument while no write is in progress.
@@ -28,6 +28,9 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     private let condition = NSCondition()
     // Under `condition`:
     private var commitsSinceCheckpoint = 0
+    private var framesSinceCheckpoint = 0
+    private var lastSeenWALFrames = 0
+    private var wakeRequested = false
     private var stopped = false
     private var started = false
     private var checkpointsRun = 0
@@ -50,18 +53,25 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Called by the writer after each commit. Many commits since the last checkpoint
-    /// wake the checkpointer before its interval is up.
-    func noteCommit() {
+    /// Called by the writer after each commit, with the frames its WAL then holds. Once a quarter of `walFrameLimit`
+    /// has been added since the last checkpoint, the checkpointer wakes before its interval is up: under a stream of
+    /// sign-ins the WAL grows by tens of thousands of frames a second, so a checkpointer that only woke on its interval
+    /// (or after a number of commits) fell behind, and the writer's own checkpoint (see `SQLiteStore`) took over, with
+    /// the sign-ins waiting through its two syncs.
+    func noteCommit(walFrames: Int) {
         condition.withLock {
             commitsSinceCheckpoint += 1
-            if commitsSinceCheckpoint == Self.commitsBeforeEarlyCheckpoint {
+            // A WAL that started over counts from zero again.
+            framesSinceCheckpoint += walFrames >= lastSeenWALFrames ? walFrames - lastSeenWALFrames : walFrames
+            lastSeenWALFrames = walFrames
+            if framesSinceCheckpoint >= wakeAfterFrames, !wakeRequested {
+                wakeRequested = true
                 condition.signal()
             }
         }
     }
 
-    private static let commitsBeforeEarlyCheckpoint = 256
+    private var wakeAfterFrames: Int { max(1, timing.walFrameLimit / 4) }
 
     /// Checkpoints run so far (PASSIVE and TRUNCATE).
     var checkpointCount: Int {
@@ -88,7 +98,14 @@ final class SQLiteCheckpointer: @unchecked Sendable {
             if commits > 0 {
                 lastWrite = now
                 truncated = false
-                if checkpoint("PASSIVE").walFrames > timing.walFrameLimit {
+                if checkpointAndSync() > timing.walFrameLimit {
+                    // What the paused checkpoint copies and syncs is what arrived since the last one: a few more
+                    // rounds first, each copying what came in during the one before, shorten the pause.
+                    for _ in 0..<Self.catchUpRounds {
+                        let copied = checkpointAndSync()
+                        if condition.withLock({ lastSeenWALFrames }) - copied <= Self.framesLeftForPause { break }
+                    }
+                    try? connection.sync(.writeAheadLog)
                     pausingWrites { checkpoint("PASSIVE") }
                 }
             } else if !truncated, now - lastWrite >= timing.idleAfter {
@@ -98,15 +115,30 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         exited.signal()
     }
 
-    /// Waits one interval; nil once stopped, else the commits since the last tick.
+    private static let catchUpRounds = 3
+    private static let framesLeftForPause = 256
+
+    /// A PASSIVE checkpoint, then a sync of the database file; returns the frames the WAL held when it began (all of
+    /// them copied). SQLite syncs the database file only after a checkpoint that reached the WAL's end, which under a
+    /// stream of writes only the paused one does: that sync then flushed every page copied since the last one, tens
+    /// of megabytes, while the writes waited. Flushed here, off the writer's path, the paused one has little to flush.
+    private func checkpointAndSync() -> Int {
+        let walFrames = checkpoint("PASSIVE").walFrames
+        try? connection.sync(.database)
+        return walFrames
+    }
+
+    /// Waits one interval, or until woken by the WAL's growth; nil once stopped, else the commits since the last tick.
     private func nextTick() -> Int? {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date().addingTimeInterval(Self.seconds(timing.interval))
-        while !stopped, commitsSinceCheckpoint < Self.commitsBeforeEarlyCheckpoint, condition.wait(until: deadline) {}
+        while !stopped, !wakeRequested, condition.wait(until: deadline) {}
         guard !stopped else { return nil }
         let commits = commitsSinceCheckpoint
         commitsSinceCheckpoint = 0
+        framesSinceCheckpoint = 0
+        wakeRequested = false
         return commits
     }
 

@@ -132,10 +132,50 @@ final class SQLiteConnection: SQLConnection {
     }
 
     deinit {
+        sqlite3_wal_hook(handle, nil, nil)
         for statement in statements.values {
             sqlite3_finalize(statement.handle)
         }
         sqlite3_close_v2(handle)
+    }
+
+    /// Frames in the WAL after this connection's last commit (SQLite's WAL hook); 0 until `observeWALCommits`.
+    private(set) var walFramesAfterLastCommit = 0
+    /// Checkpoints this connection ran itself because a commit left the WAL at `walSelfCheckpointFrames` or more.
+    private(set) var walSelfCheckpoints = 0
+    private var walSelfCheckpointFrames = Int.max
+
+    /// From now on SQLite reports the WAL's length after each commit of this connection (`walFramesAfterLastCommit`),
+    /// and a commit that leaves `checkpointingAt` frames or more is followed by a PASSIVE checkpoint on this
+    /// connection, as `wal_autocheckpoint` would (the two share SQLite's one WAL hook: this replaces it).
+    func observeWALCommits(checkpointingAt frames: Int) {
+        walSelfCheckpointFrames = frames
+        sqlite3_wal_hook(handle, { context, database, schema, frames in
+            // The hook runs inside this connection's COMMIT, on the thread running it; the connection owns the handle.
+            let connection = Unmanaged<SQLiteConnection>.fromOpaque(context!).takeUnretainedValue()
+            connection.walFramesAfterLastCommit = Int(frames)
+            if Int(frames) >= connection.walSelfCheckpointFrames {
+                connection.walSelfCheckpoints += 1
+                _ = sqlite3_wal_checkpoint_v2(database, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Which of the connection's files `sync` flushes.
+    enum File {
+        case database, writeAheadLog
+    }
+
+    /// Flushes what was written to the file to the disk, as SQLite's own sync of it would (through its VFS:
+    /// `fdatasync`). A file the connection has not opened (a WAL before the first read) is left alone.
+    func sync(_ file: File) throws {
+        var pointer: UnsafeMutablePointer<sqlite3_file>?
+        let operation = file == .database ? SQLITE_FCNTL_FILE_POINTER : SQLITE_FCNTL_JOURNAL_POINTER
+        guard sqlite3_file_control(handle, "main", operation, &pointer) == SQLITE_OK,
+              let pointer, let methods = pointer.pointee.pMethods, let xSync = methods.pointee.xSync else { return }
+        let rc = xSync(pointer, SQLITE_SYNC_NORMAL)
+        guard rc == SQLITE_OK else { throw StoreError.database("cannot sync the \(file) file (SQLite error \(rc))") }
     }
 
     /// True between BEGIN and COMMIT/ROLLBACK.

@@ -41,14 +41,13 @@ public final class SQLiteStore: Store {
         try Self.createParentDirectory(of: path)
         try Self.createPrivateFile(at: path)
         // The writer opens first: it switches the file to WAL, which persists.
-        // Checkpoints are the background checkpointer's; SQLite's own auto-checkpoint on the writer is only the
-        // safety net at twice the checkpointer's WAL limit, for when a loaded machine keeps that thread off the CPU
-        // (without it the WAL grew past 50 MiB in a test under load).
+        // Checkpoints are the background checkpointer's, woken by the WAL's growth that the writer reports after each
+        // commit; the writer checkpoints itself only as the safety net at twice the checkpointer's WAL limit, for when
+        // a loaded machine keeps that thread off the CPU (without it the WAL grew past 50 MiB in a test under load).
         // temp_store = MEMORY keeps each batch's savepoint journal in memory: on disk, a batch
         // past 64 KiB of changed pages spilled it to a temporary file (create, unlink, writes).
         let writerConnection = try SQLiteConnection(path: path, setup: Self.commonSetup + """
             PRAGMA page_size = \(SQLiteTuning.pageSizeBytes);
-            PRAGMA wal_autocheckpoint = \(2 * checkpointTiming.walFrameLimit);
             PRAGMA temp_store = MEMORY;
             PRAGMA cache_size = -\(SQLiteTuning.writerCacheKiB);
             PRAGMA journal_size_limit = \(SQLiteTuning.walSizeLimitBytes);
@@ -63,9 +62,11 @@ public final class SQLiteStore: Store {
                 PRAGMA cache_size = -\(SQLiteTuning.readerCacheKiB);
                 """)
         })
+        writerConnection.observeWALCommits(checkpointingAt: 2 * checkpointTiming.walFrameLimit)
         let checkpointer = try SQLiteCheckpointer(path: path, timing: checkpointTiming)
-        let writer = SQLiteGroupCommit(connection: writerConnection, limits: batchLimits,
-                                       afterCommit: { checkpointer.noteCommit() })
+        let writer = SQLiteGroupCommit(connection: writerConnection, limits: batchLimits, afterCommit: {
+            checkpointer.noteCommit(walFrames: writerConnection.walFramesAfterLastCommit)
+        })
         checkpointer.start { [weak writer] work in
             _ = try? writer?.withExclusiveConnection { _ in work() }
         }
@@ -112,6 +113,11 @@ public final class SQLiteStore: Store {
     var committedBatchCount: Int { writer.commitCount }
     var waitingWriterCount: Int { writer.waitingWriterCount }
     var checkpointCount: Int { checkpointer.checkpointCount }
+
+    /// Checkpoints the writer ran itself, as the safety net, because the WAL had grown to twice the checkpointer's limit.
+    var writerCheckpointCount: Int {
+        (try? writer.withExclusiveConnection { $0.walSelfCheckpoints }) ?? 0
+    }
 
     /// Stops the background checkpointer thread, as a CPU-starved machine would hold it (tests).
     func stopCheckpointerThread() { checkpointer.stop() }
@@ -188,6 +194,8 @@ enum SQLiteTuning {
     /// soon as anything was written since its last one, so under sign-ins it never holds
     /// more than one transaction's few pages; SQLite's default is 2 MiB per reader.
     static let readerCacheKiB = 256
-    /// After a checkpoint, a WAL file larger than this is truncated to it.
-    static let walSizeLimitBytes = 64 * 1024 * 1024
+    /// After a checkpoint, a WAL file larger than this is truncated to it. Above the WAL's size when the checkpointer
+    /// starts it over (`walFrameLimit` frames, 64 MiB with 4 KiB pages): each truncation gives blocks back to the file
+    /// system, which on a disk mounted with `discard` waited for the device in the middle of a commit.
+    static let walSizeLimitBytes = 128 * 1024 * 1024
 }

@@ -54,12 +54,66 @@ extension SQLiteStoreSpecifics {
             let database = TestDatabase.temporary()
             defer { database.remove() }
             let path = String(database.url.dropFirst("sqlite:".count))
-            let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: .init())
+            // The writer's own checkpoint comes at twice the limit: 4,096 frames, 8 MiB of 2 KiB pages.
+            let timing = SQLiteCheckpointer.Timing(walFrameLimit: 2_048)
+            let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: timing)
             _ = try store.migrate()
             store.stopCheckpointerThread()
             let largest = try Self.writeBulkyRows(store, walPath: path + "-wal")
+            #expect(store.writerCheckpointCount > 0)
             #expect(largest < 24 * 1024 * 1024, "largest WAL: \(largest) bytes")
             #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == Self.bulky)
+        }
+
+        @Test("the checkpointer wakes when the WAL has grown by a quarter of its limit, not only on its interval")
+        func wakesOnWALGrowth() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let path = String(database.url.dropFirst("sqlite:".count))
+            _ = try SQLiteStore(path: path).migrate()
+            // An interval longer than the test: only the WAL's growth can wake it.
+            let checkpointer = try SQLiteCheckpointer(path: path, timing: .init(interval: .seconds(600), walFrameLimit: 400))
+            defer { checkpointer.stop() }
+            checkpointer.start { work in work() }
+            for frames in stride(from: 10, through: 90, by: 10) {
+                checkpointer.noteCommit(walFrames: frames)
+            }
+            usleep(200_000)
+            #expect(checkpointer.checkpointCount == 0, "woken before 100 frames were added")
+            checkpointer.noteCommit(walFrames: 100)
+            #expect(Self.waitFor(seconds: 10) { checkpointer.checkpointCount > 0 })
+            // A WAL that started over: its frames count from zero.
+            let before = checkpointer.checkpointCount
+            checkpointer.noteCommit(walFrames: 60)
+            usleep(200_000)
+            #expect(checkpointer.checkpointCount == before)
+            checkpointer.noteCommit(walFrames: 101)
+            #expect(Self.waitFor(seconds: 10) { checkpointer.checkpointCount > before })
+        }
+
+        @Test("a stream of large commits is checkpointed in the background: the writer does not checkpoint itself")
+        func writerLeavesCheckpointsToTheCheckpointer() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            let path = String(database.url.dropFirst("sqlite:".count))
+            // A 200 s interval, so only the commits can wake the checkpointer. Each commit of a 64 KiB row is about 33
+            // frames: woken only after 256 commits, it would let the WAL reach the writer's 8,192 frames first.
+            let timing = SQLiteCheckpointer.Timing(interval: .seconds(200), walFrameLimit: 4_096)
+            let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: timing)
+            _ = try store.migrate()
+            let row = String(repeating: "y", count: 64 * 1024)
+            for index in 0..<400 {
+                try store.write { tx in
+                    try tx.insertLoginAttempt(LoginAttempt(state: "s\(index)", nonce: row, bindingHash: "b",
+                                                           createdAt: t0, expiresAt: t0 + 600))
+                }
+                // Commits arriving over time, as sign-ins do: the checkpointer has over half a second to act on a wake
+                // before the writer's limit, even on a machine busy with other tests.
+                usleep(5_000)
+            }
+            #expect(store.checkpointCount > 0)
+            #expect(store.writerCheckpointCount == 0)
+            #expect(try store.read { try $0.loginAttempt(state: "s399") }?.nonce == row)
         }
 
         @Test("closing the store stops the checkpointer and closes every connection")
