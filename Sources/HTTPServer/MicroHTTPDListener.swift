@@ -39,6 +39,8 @@ public final class MicroHTTPDListener: Sendable {
     public func start() throws {
         let threads = configuration.threadPoolSize > 0
             ? configuration.threadPoolSize : ServerConfiguration.defaultListenerThreads(cores: ProcessInfo.processInfo.activeProcessorCount)
+        // Room for every connection, and for the files and sockets besides them (databases, log, outgoing calls).
+        FileDescriptorTable.reserve(configuration.connectionLimit + 256)
         let started: OpaquePointer? = configuration.host.withCString { host in
             var settings = bridge_mhd_settings(
                 host: host, port: UInt16(clamping: configuration.port), thread_pool_size: UInt32(threads),
