@@ -15,8 +15,7 @@ public enum FileDescriptorTable {
     public static func reserve(_ count: Int) {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        let softLimit = limit.rlim_cur == rlim_t.max ? Int(Int32.max) : Int(clamping: limit.rlim_cur)
-        let highest = min(count, softLimit) - 1
+        let highest = min(count, Int(clamping: limit.rlim_cur)) - 1
         guard highest > 2 else { return }
         let source = open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { return }

@@ -30,7 +30,6 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     private var commitsSinceCheckpoint = 0
     private var framesSinceCheckpoint = 0
     private var lastSeenWALFrames = 0
-    private var wakeRequested = false
     private var stopped = false
     private var started = false
     private var checkpointsRun = 0
@@ -61,11 +60,11 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     func noteCommit(walFrames: Int) {
         condition.withLock {
             commitsSinceCheckpoint += 1
+            let wasBelow = framesSinceCheckpoint < wakeAfterFrames
             // A WAL that started over counts from zero again.
             framesSinceCheckpoint += walFrames >= lastSeenWALFrames ? walFrames - lastSeenWALFrames : walFrames
             lastSeenWALFrames = walFrames
-            if framesSinceCheckpoint >= wakeAfterFrames, !wakeRequested {
-                wakeRequested = true
+            if wasBelow, framesSinceCheckpoint >= wakeAfterFrames {
                 condition.signal()
             }
         }
@@ -133,12 +132,11 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date().addingTimeInterval(Self.seconds(timing.interval))
-        while !stopped, !wakeRequested, condition.wait(until: deadline) {}
+        while !stopped, framesSinceCheckpoint < wakeAfterFrames, condition.wait(until: deadline) {}
         guard !stopped else { return nil }
         let commits = commitsSinceCheckpoint
         commitsSinceCheckpoint = 0
         framesSinceCheckpoint = 0
-        wakeRequested = false
         return commits
     }
 
