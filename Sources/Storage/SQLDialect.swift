@@ -40,6 +40,16 @@ enum SQLDialect: Sendable, CaseIterable {
         }
     }
 
+    /// Whether an `INSERT` may run inside a `WITH` of a query that also reads (PostgreSQL's data-modifying CTEs):
+    /// then a lookup and the insert it decides on are one statement, one round trip. SQLite has no such thing, and runs
+    /// in-process, where a second statement costs no round trip.
+    var insertsInsideWITH: Bool {
+        switch self {
+        case .sqlite: false
+        case .postgres: true
+        }
+    }
+
     // MARK: - Schema
 
     /// A whole-second unix time.

@@ -63,13 +63,20 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         // AUTOINCREMENT, PostgreSQL's identity), so inserting first left a gap in the member ids at every sign-in.
         // Its row stays locked until the commit: a sign-in at READ COMMITTED then updates the latest version (another
         // sign-in of the same member waits), and an account deletion waits for the session this opens.
+        let new = User.firstSignIn(profile, now: now)
+        if profile.transferSub == nil, dialect.insertsInsideWITH {
+            // The lookup and the insert in one statement: a new member costs no round trip more than a returning one.
+            if let (user, created) = try findOrInsert(new) {
+                return created ? (user, true) : (try updated(user, signingIn: profile, now: now), false)
+            }
+            return try concurrentlyInserted(profile, now: now)
+        }
         if let existing = try lockedUser(appleSubject: profile.sub) {
             return (try updated(existing, signingIn: profile, now: now), false)
         }
         if let moved = try memberMovedByTransferClaim(profile, now: now) {
             return (try updated(moved, signingIn: profile, now: now), false)
         }
-        let new = User.firstSignIn(profile, now: now)
         // A new user is one INSERT, and its row is what was bound plus the id the database gave it: built here rather
         // than read back, which on SQLite materialized the row in a temporary B-tree and decoded it by column name.
         let insertedID = try connection.insertReturningID(SQLStatements.insertUser.text(for: dialect),
@@ -84,12 +91,28 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
             user.updatedAt = StoredTime.date(fromUnixSeconds: try StoredTime.unixSeconds(new.updatedAt))
             return (user, true)
         }
-        // Another sign-in of the same new member got there first (PostgreSQL; SQLite's writer is one). At READ
-        // COMMITTED the insert waited for its commit, so this statement sees it.
+        return try concurrentlyInserted(profile, now: now)
+    }
+
+    /// After an insert that conflicted: another sign-in of the same new member got there first (PostgreSQL; SQLite's
+    /// writer is one). At READ COMMITTED the insert waited for its commit, so this statement sees it.
+    private func concurrentlyInserted(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
         guard let existing = try lockedUser(appleSubject: profile.sub) else {
             throw StoreError.database("user \(profile.sub) neither inserted nor found")
         }
         return (try updated(existing, signingIn: profile, now: now), false)
+    }
+
+    /// The member with `new`'s Apple `sub`, locked as `lockedUser` locks it, or else `new` inserted (its row as
+    /// stored, and true); nil when neither, because a concurrent sign-in inserted the member after this statement's
+    /// snapshot. Nothing is inserted, and no id drawn, when the member exists.
+    private func findOrInsert(_ new: User) throws -> (user: User, created: Bool)? {
+        try query(SQLStatements.findOrInsertUser.text(for: dialect),
+                  [.text(new.provider), .text(new.providerUserID), .optionalText(new.email), .bool(new.isPrivateEmail),
+                   .bool(new.emailVerified), .optionalText(new.displayName), .date(new.createdAt),
+                   .date(new.updatedAt), .bool(new.emailForwardingEnabled)]) { row in
+            (user: try TableMapping.users.decode(row), created: try row.bool("created"))
+        }.first
     }
 
     private func lockedUser(appleSubject: String) throws -> User? {
@@ -224,6 +247,24 @@ enum SQLStatements {
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
         ON CONFLICT (provider, provider_user_id) DO NOTHING\(dialect.returningID)
         """
+    }
+
+    /// `userByProviderIDForUpdate` and `insertUser` as one statement, for dialects that `insertsInsideWITH`. Both parts
+    /// see one snapshot: a member inserted by a transaction that commits after it is found by neither, and the insert
+    /// then waits for that commit and does nothing.
+    static let findOrInsertUser = DialectStatement { dialect in
+        let columns = TableMapping.users.columnList
+        return """
+            WITH found AS (\(userByProviderIDForUpdate.text(for: dialect))),
+            inserted AS (
+                INSERT INTO users (provider, provider_user_id, email, is_private_email, email_verified,
+                                   display_name, created_at, updated_at, email_forwarding_enabled)
+                SELECT $1, $2, CAST($3 AS TEXT), $4, $5, CAST($6 AS TEXT), $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM found)
+                ON CONFLICT (provider, provider_user_id) DO NOTHING
+                RETURNING \(columns))
+            SELECT \(columns), \(dialect.flagLiteral(false)) AS created FROM found
+            UNION ALL SELECT \(columns), \(dialect.flagLiteral(true)) AS created FROM inserted
+            """
     }
 
     /// Rows whose `expires_at` has passed, table by table. A used identity token's record is keyed by the token's

@@ -140,6 +140,46 @@ import Testing
         }
     }
 
+    @Test("two first sign-ins of one new member on two stores: the second waits for the first's insert, then signs the member in")
+    func newMemberRaceAtReadCommitted() throws {
+        try withFreshPostgresDatabase { url in
+            let (store, other) = (try PostgresStore(url: url), try PostgresStore(url: url))
+            _ = try store.migrate()
+            let (inside, goOn, finished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let first = Collected<(user: User, created: Bool)>()
+            Thread {
+                if let signedIn = try? store.write(isolation: .readCommitted, { tx in
+                    let signedIn = try tx.upsertAppleUser(appleProfile(sub: "newcomer", name: "Ada"), now: t0)
+                    inside.signal()
+                    goOn.wait()
+                    return signedIn
+                }) { first.append(signedIn) }
+                finished.signal()
+            }.start()
+            inside.wait()
+            let secondFinished = DispatchSemaphore(value: 0)
+            let second = Collected<(user: User, created: Bool)>()
+            Thread {
+                // Neither finds the member in its snapshot; this one's insert conflicts with the uncommitted one.
+                if let signedIn = try? other.write(isolation: .readCommitted, {
+                    try $0.upsertAppleUser(appleProfile(sub: "newcomer", email: "new@example.com"), now: t0 + 1)
+                }) { second.append(signedIn) }
+                secondFinished.signal()
+            }.start()
+            #expect(secondFinished.wait(timeout: .now() + 0.5) == .timedOut, "the second sign-in did not wait for the insert")
+            goOn.signal()
+            finished.wait()
+            secondFinished.wait()
+            let created = try #require(first.all.first)
+            let signedIn = try #require(second.all.first, "the second sign-in failed")
+            #expect(created.created && !signedIn.created)
+            #expect(signedIn.user.id == created.user.id)
+            #expect(signedIn.user.displayName == "Ada" && signedIn.user.email == "new@example.com", "\(signedIn.user)")
+            #expect(try postgresScalar("SELECT COUNT(*) AS value FROM users", in: url) == 1)
+            #expect(store.writeRetries.allSatisfy { $0.count == 0 } && other.writeRetries.allSatisfy { $0.count == 0 })
+        }
+    }
+
     @Test("a write that waits past the lock timeout for a row another transaction holds fails as unavailable, and is counted")
     func lockTimeoutsAreCounted() throws {
         try withFreshPostgresDatabase { url in
