@@ -95,6 +95,9 @@ final class PostgresConnection {
         let sql: String
         let types: [Oid]
     }
+    /// The same names by where the SQL text is stored (`String.heapStorageAddress`): hashing a statement's whole text
+    /// for every run cost a sign-in about 15,000 instructions. Bounded, as SQL built per call has a new address each time.
+    private var preparedByAddress: [UInt: (key: StatementKey, name: String)] = [:]
     /// A BEGIN that goes out with the next statement (`begin(_:)`).
     private var pendingBegin: String?
     /// Commands sent in pipeline mode whose results are not read yet (`send`), with what each must change.
@@ -360,8 +363,13 @@ final class PostgresConnection {
     /// Prepares `sql` once per connection (and per parameter types).
     private func statementName(_ sql: String, _ values: [SQLValue]) throws(PostgresFailure) -> String {
         let types = values.map(\.typeOID)
+        let address = sql.heapStorageAddress
+        if let address, let entry = preparedByAddress[address], entry.key.types == types, entry.key.sql == sql {
+            return entry.name
+        }
         let key = StatementKey(sql: sql, types: types)
         if let name = prepared[key] {
+            if let address { remember(name, for: key, at: address) }
             return name
         }
         let name = "s\(prepared.count + 1)"
@@ -372,7 +380,13 @@ final class PostgresConnection {
         defer { PQclear(result) }
         try check(result)
         prepared[key] = name
+        if let address { remember(name, for: key, at: address) }
         return name
+    }
+
+    private func remember(_ name: String, for key: StatementKey, at address: UInt) {
+        if preparedByAddress.count >= 512 { preparedByAddress.removeAll(keepingCapacity: true) }
+        preparedByAddress[address] = (key, name)
     }
 
     private func check(_ result: OpaquePointer?) throws(PostgresFailure) {

@@ -238,7 +238,7 @@ final class SQLiteConnection: SQLConnection {
     }
 
     private func preparedStatement(_ sql: String) throws -> PreparedStatement {
-        let address = Self.storageAddress(sql)
+        let address = sql.heapStorageAddress
         if let address, let entry = statementsByAddress[address], entry.sql == sql {
             return entry.statement
         }
@@ -249,13 +249,6 @@ final class SQLiteConnection: SQLConnection {
             statementsByAddress[address] = (sql, statement)
         }
         return statement
-    }
-
-    /// Where a string's UTF-8 lives, for strings stored on the heap (longer than 15 bytes): the same for every
-    /// copy of one string value, and kept alive by the copy `statementsByAddress` holds.
-    private static func storageAddress(_ sql: String) -> UInt? {
-        guard sql.utf8.count > 15 else { return nil }
-        return sql.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) }
     }
 
     private func preparedStatement(text sql: String) throws -> PreparedStatement {

@@ -52,6 +52,27 @@ import Testing
         }
     }
 
+    @Test("statements found by where their text is stored: SQL built per call, more of it than the cache holds, and one text bound with NULL and with text, each answers as its own")
+    func statementsFoundByAddress() throws {
+        try withFreshPostgresDatabase { url in
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            func value(_ sql: String, _ values: [SQLValue]) throws -> Int64 {
+                try connection.query(sql, values) { $0.int64("value") }.first ?? -1
+            }
+            for round in 0..<2 {
+                for index in 0..<600 {
+                    let sql = "SELECT \(index) + $1 AS value -- built for this call"
+                    #expect(try value(sql, [.integer(Int64(round))]) == Int64(index + round))
+                }
+            }
+            let nullOrNot = "SELECT CASE WHEN CAST($1 AS TEXT) IS NULL THEN 1 ELSE 2 END AS value"
+            for _ in 0..<3 {
+                #expect(try value(nullOrNot, [.null]) == 1)
+                #expect(try value(nullOrNot, [.text("x")]) == 2)
+            }
+        }
+    }
+
     @Test("a database migrated while PostgreSQL's version 9 created nothing gets identity_token_uses at version 10, and replays are refused there")
     func versionTenCatchesUp() throws {
         try withFreshPostgresDatabase { url in
