@@ -198,7 +198,8 @@ final class PostgresConnection {
         // A queued statement that must change some number of rows is checked before the COMMIT goes out.
         if queued.contains(where: { $0 != nil }) { try flushChecked() }
         guard !queued.isEmpty else { return try execute("COMMIT") }
-        try queue { PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) }
+        let commit = try statementName("COMMIT", [])
+        try queue { PQsendQueryPrepared(handle, commit, 0, nil, nil, nil, 0) }
         try flushChecked()
     }
 
@@ -293,12 +294,16 @@ final class PostgresConnection {
 
     /// Queues one command in the pipeline (entering it, with the pending BEGIN first, if need be).
     private func queue(_ requirement: ChangeRequirement? = nil, _ sendCommand: () -> Int32) throws(PostgresFailure) {
+        // BEGIN and COMMIT are prepared too (the server then parses neither again); preparing one waits for the
+        // server, so the BEGIN's name is had before the pipeline starts.
+        let beginText = pendingBegin
+        pendingBegin = nil
+        let begin = try beginText.map { sql throws(PostgresFailure) in try statementName(sql, []) }
         if queued.isEmpty {
             guard PQenterPipelineMode(handle) == 1 else { try lostConnection() }
         }
-        if let begin = pendingBegin {
-            pendingBegin = nil
-            guard PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 else { try lostConnection() }
+        if let begin {
+            guard PQsendQueryPrepared(handle, begin, 0, nil, nil, nil, 0) == 1 else { try lostConnection() }
             queued.append(nil)
         }
         guard sendCommand() == 1 else { try lostConnection() }
