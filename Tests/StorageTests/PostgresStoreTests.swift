@@ -122,41 +122,52 @@ import Testing
         }
     }
 
+    typealias SignIn = (user: User, created: Bool)
+
+    /// Two sign-ins at READ COMMITTED, `first` on `store` with its transaction held open until `second`, on `other`,
+    /// has been seen waiting for it (half a second); then `first` commits. Their outcomes, nil for one that failed.
+    func heldRace(_ store: PostgresStore, _ other: PostgresStore, waitingFor what: String,
+                  first: @escaping @Sendable (any StoreTransaction) throws -> SignIn,
+                  second: @escaping @Sendable (any StoreTransaction) throws -> SignIn) -> (first: SignIn?, second: SignIn?) {
+        let (inside, goOn) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let (firstFinished, secondFinished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let (firsts, seconds) = (Collected<SignIn>(), Collected<SignIn>())
+        Thread {
+            if let signedIn = try? store.write(isolation: .readCommitted, { tx in
+                let signedIn = try first(tx)
+                inside.signal()
+                goOn.wait()
+                return signedIn
+            }) { firsts.append(signedIn) }
+            firstFinished.signal()
+        }.start()
+        inside.wait()
+        Thread {
+            if let signedIn = try? other.write(isolation: .readCommitted, second) { seconds.append(signedIn) }
+            secondFinished.signal()
+        }.start()
+        #expect(secondFinished.wait(timeout: .now() + 0.5) == .timedOut, "the second sign-in did not wait for \(what)")
+        goOn.signal()
+        firstFinished.wait()
+        secondFinished.wait()
+        return (firsts.all.first, seconds.all.first)
+    }
+
     @Test("two sign-ins of one member at READ COMMITTED on two stores: the second updates the row the first left")
     func returningMemberRaceAtReadCommitted() throws {
         try withFreshPostgresDatabase { url in
             let (store, other) = (try PostgresStore(url: url), try PostgresStore(url: url))
             _ = try store.migrate()
             _ = try store.write { try $0.upsertAppleUser(appleProfile(sub: "raced", email: "old@example.com"), now: t0) }
-            let (inside, goOn, finished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-            Thread {
-                // The first sign-in brings the name (Apple's first-time `user`), and holds its transaction open.
-                _ = try? store.write(isolation: .readCommitted) { tx in
-                    let signedIn = try tx.upsertAppleUser(appleProfile(sub: "raced", email: "old@example.com", name: "Ada"),
-                                                          now: t0 + 1)
-                    inside.signal()
-                    goOn.wait()
-                    return signedIn
-                }
-                finished.signal()
-            }.start()
-            inside.wait()
-            let secondFinished = DispatchSemaphore(value: 0)
-            let second = Collected<User>()
-            Thread {
-                // The second brings a new email and no name; it waits for the first's row.
-                if let (user, _) = try? other.write(isolation: .readCommitted, {
-                    try $0.upsertAppleUser(appleProfile(sub: "raced", email: "new@example.com"), now: t0 + 2)
-                }) { second.append(user) }
-                secondFinished.signal()
-            }.start()
-            #expect(secondFinished.wait(timeout: .now() + 0.5) == .timedOut, "the second sign-in did not wait for the row")
-            goOn.signal()
-            finished.wait()
-            secondFinished.wait()
+            // The first sign-in brings the name (Apple's first-time `user`); the second a new email and no name.
+            let (_, second) = heldRace(store, other, waitingFor: "the row", first: {
+                try $0.upsertAppleUser(appleProfile(sub: "raced", email: "old@example.com", name: "Ada"), now: t0 + 1)
+            }, second: {
+                try $0.upsertAppleUser(appleProfile(sub: "raced", email: "new@example.com"), now: t0 + 2)
+            })
             let stored = try #require(try store.read { try $0.user(providerUserID: "raced") })
             #expect(stored.displayName == "Ada" && stored.email == "new@example.com", "\(stored)")
-            #expect(second.all.map(\.displayName) == ["Ada"])
+            #expect(second?.user.displayName == "Ada")
             #expect(store.writeRetries.allSatisfy { $0.count == 0 } && other.writeRetries.allSatisfy { $0.count == 0 })
         }
     }
@@ -166,33 +177,14 @@ import Testing
         try withFreshPostgresDatabase { url in
             let (store, other) = (try PostgresStore(url: url), try PostgresStore(url: url))
             _ = try store.migrate()
-            let (inside, goOn, finished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-            let first = Collected<(user: User, created: Bool)>()
-            Thread {
-                if let signedIn = try? store.write(isolation: .readCommitted, { tx in
-                    let signedIn = try tx.upsertAppleUser(appleProfile(sub: "newcomer", name: "Ada"), now: t0)
-                    inside.signal()
-                    goOn.wait()
-                    return signedIn
-                }) { first.append(signedIn) }
-                finished.signal()
-            }.start()
-            inside.wait()
-            let secondFinished = DispatchSemaphore(value: 0)
-            let second = Collected<(user: User, created: Bool)>()
-            Thread {
-                // Neither finds the member in its snapshot; this one's insert conflicts with the uncommitted one.
-                if let signedIn = try? other.write(isolation: .readCommitted, {
-                    try $0.upsertAppleUser(appleProfile(sub: "newcomer", email: "new@example.com"), now: t0 + 1)
-                }) { second.append(signedIn) }
-                secondFinished.signal()
-            }.start()
-            #expect(secondFinished.wait(timeout: .now() + 0.5) == .timedOut, "the second sign-in did not wait for the insert")
-            goOn.signal()
-            finished.wait()
-            secondFinished.wait()
-            let created = try #require(first.all.first)
-            let signedIn = try #require(second.all.first, "the second sign-in failed")
+            // Neither finds the member in its snapshot; the second's insert conflicts with the first's uncommitted one.
+            let (first, second) = heldRace(store, other, waitingFor: "the insert", first: {
+                try $0.upsertAppleUser(appleProfile(sub: "newcomer", name: "Ada"), now: t0)
+            }, second: {
+                try $0.upsertAppleUser(appleProfile(sub: "newcomer", email: "new@example.com"), now: t0 + 1)
+            })
+            let created = try #require(first)
+            let signedIn = try #require(second, "the second sign-in failed")
             #expect(created.created && !signedIn.created)
             #expect(signedIn.user.id == created.user.id)
             #expect(signedIn.user.displayName == "Ada" && signedIn.user.email == "new@example.com", "\(signedIn.user)")
