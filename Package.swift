@@ -30,7 +30,9 @@ let package = Package(
         .target(name: "Mustache"),
         // A VFS in front of SQLite's default one that writes a transaction's WAL frames in one system call.
         .target(name: "CSQLiteWALBuffer", dependencies: ["CSQLite"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CLibPQ", "WorkerThreads"]),
+        // SQLite's own page cache behind a wrapper that skips the end-of-transaction truncations that remove nothing.
+        .target(name: "CSQLitePageCache", dependencies: ["CSQLite"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CSQLitePageCache", "CLibPQ", "WorkerThreads"]),
         .target(name: "AppleID", dependencies: ["JSON", "JOSE"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.

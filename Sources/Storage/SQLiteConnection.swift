@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLitePageCache
 import CSQLiteWALBuffer
 
 /// The current row of a running statement, read by column name; valid only inside the
@@ -95,9 +96,11 @@ final class SQLiteConnection: SQLConnection {
     let dialect = SQLDialect.sqlite
 
     /// Process-wide settings, made once before the first connection opens (SQLite refuses them afterwards).
-    /// The WAL-buffering VFS is registered after them: registering initializes SQLite.
+    /// Neither is needed for correctness, so a refusal is ignored. The WAL-buffering VFS is registered after them:
+    /// registering initializes SQLite.
     private static let processSettings: Int32 = {
         _ = bridge_sqlite_disable_memory_statistics()
+        _ = bridge_sqlite_install_page_cache()
         return bridge_sqlite_register_wal_buffer_vfs()
     }()
 
