@@ -103,8 +103,9 @@ static void wrappedDestroy(sqlite3_pcache *handle) {
     sqlite3_free(cache);
 }
 
+/* Installed only over a default cache that has xShrink. */
 static void wrappedShrink(sqlite3_pcache *handle) {
-    if (defaults.xShrink != NULL) defaults.xShrink(((WrappedCache *)handle)->inner);
+    defaults.xShrink(((WrappedCache *)handle)->inner);
 }
 
 static const sqlite3_pcache_methods2 wrappedMethods = {

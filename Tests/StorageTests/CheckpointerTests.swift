@@ -37,7 +37,7 @@ extension SQLiteStoreSpecifics {
         func walStaysBounded() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             let timing = SQLiteCheckpointer.Timing(interval: .milliseconds(20), idleAfter: .milliseconds(200),
                                                    walFrameLimit: 256)
             let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: timing)
@@ -53,7 +53,7 @@ extension SQLiteStoreSpecifics {
         func writerCheckpointsWhenStarved() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             // The writer's own checkpoint comes at twice the limit: 4,096 frames, 8 MiB of 2 KiB pages.
             let timing = SQLiteCheckpointer.Timing(walFrameLimit: 2_048)
             let store = try SQLiteStore(path: path, readerCount: 1, batchLimits: .init(), checkpointTiming: timing)
@@ -69,7 +69,7 @@ extension SQLiteStoreSpecifics {
         func wakesOnWALGrowth() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             _ = try SQLiteStore(path: path).migrate()
             // An interval longer than the test: only the WAL's growth can wake it.
             let checkpointer = try SQLiteCheckpointer(path: path, timing: .init(interval: .seconds(600), walFrameLimit: 400))
@@ -95,7 +95,7 @@ extension SQLiteStoreSpecifics {
         func writerLeavesCheckpointsToTheCheckpointer() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             // A 200 s interval, so only the commits can wake the checkpointer. Each commit of a 64 KiB row is about 33
             // frames: woken only after 256 commits, it would let the WAL reach the writer's 8,192 frames first.
             let timing = SQLiteCheckpointer.Timing(interval: .seconds(200), walFrameLimit: 4_096)
@@ -120,7 +120,7 @@ extension SQLiteStoreSpecifics {
         func stopsCleanly() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             do {
                 let store = try SQLiteStore(path: path)
                 _ = try store.migrate()

@@ -33,7 +33,7 @@ extension SQLiteStoreSpecifics {
         static let oneBigBatch = SQLiteGroupCommit.Limits(maxWrites: 1_000, maxDuration: .seconds(30))
 
         static func migratedStore(_ database: TestDatabase, limits: SQLiteGroupCommit.Limits) throws -> SQLiteStore {
-            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1,
+            let store = try SQLiteStore(path: database.sqlitePath, readerCount: 1,
                                         batchLimits: limits, checkpointTiming: .init())
             _ = try store.migrate()
             return store
@@ -151,7 +151,7 @@ extension SQLiteStoreSpecifics {
             }
             #expect(committed.count == 7)
             #expect(try store.read { tx in try committed.allSatisfy { try tx.loginAttempt(state: $0) != nil } })
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             #expect(try scalar("SELECT COUNT(*) AS value FROM login_attempts", in: path) == 7)
         }
 
@@ -184,7 +184,7 @@ extension SQLiteStoreSpecifics {
             }
             #expect(outcomes.all.sorted() == ["0 ok", "1 ok", "2 failed", "3 ok"])
             #expect(firstRuns.all.count == (afterWriting ? 2 : 1))
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             #expect(try scalar("SELECT COUNT(*) AS value FROM login_attempts WHERE state = 'refused'", in: path) == 0)
             #expect(try scalar("SELECT COUNT(*) AS value FROM login_attempts", in: path) == 4)
         }

@@ -12,7 +12,7 @@ extension SQLiteStoreSpecifics {
         static func methods() throws -> sqlite3_pcache_methods2 {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            _ = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 1)
+            _ = try SQLiteStore(path: database.sqlitePath, readerCount: 1)
             #expect(bridge_sqlite_install_page_cache() == SQLITE_OK, "SQLite was initialized before the wrapper could be installed")
             return try #require(bridge_sqlite_page_cache_methods()).pointee
         }
@@ -41,7 +41,7 @@ extension SQLiteStoreSpecifics {
             let before = bridge_sqlite_page_caches_created()
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let store = try SQLiteStore(path: String(database.url.dropFirst("sqlite:".count)), readerCount: 2)
+            let store = try SQLiteStore(path: database.sqlitePath, readerCount: 2)
             _ = try store.migrate()
             #expect(bridge_sqlite_page_caches_created() - before >= 3, "a writer, two readers and a checkpointer open their caches")
         }
@@ -97,7 +97,7 @@ extension SQLiteStoreSpecifics {
         func splitsRolledBackAndCommitted() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             let writer = try SQLiteConnection(path: path, setup: """
                 PRAGMA page_size = 2048; PRAGMA journal_mode = WAL; PRAGMA cache_size = -8192;

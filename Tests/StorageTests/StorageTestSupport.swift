@@ -24,6 +24,9 @@ struct TestDatabase {
         return TestDatabase(url: "sqlite:\(directory.path)/bridge.sqlite3", directory: directory)
     }
 
+    /// The SQLite file's path (`url` without its `sqlite:`), for opening connections or a store directly.
+    var sqlitePath: String { String(url.dropFirst("sqlite:".count)) }
+
     /// Another store on the same database, as a second process would open it.
     func open() throws -> any Store {
         try StoreFactory.open(url)

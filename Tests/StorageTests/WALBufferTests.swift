@@ -8,7 +8,7 @@ extension SQLiteStoreSpecifics {
     @Suite("WAL writes gathered per commit") struct WALBuffer {
         /// A writer on the buffering VFS and a reader on the default one, on a fresh WAL database.
         static func connections(_ database: TestDatabase, writerSetup: String = "") throws -> (SQLiteConnection, SQLiteConnection) {
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
                                                     withIntermediateDirectories: true)
             let writer = try SQLiteConnection(path: path, setup: """
@@ -95,7 +95,7 @@ extension SQLiteStoreSpecifics {
         func restartAndReopen() throws {
             let database = TestDatabase.temporary()
             defer { database.remove() }
-            let path = String(database.url.dropFirst("sqlite:".count))
+            let path = database.sqlitePath
             do {
                 let (writer, reader) = try Self.connections(database)
                 let checkpointer = try SQLiteConnection(path: path, setup: "")

@@ -18,8 +18,9 @@
    can remove no page is not passed on. The record only ever errs upward (pages pcache1 drops or recycles on its own
    stay counted), so every truncation that could remove a page still reaches pcache1.
 
-   Installs the wrapper (SQLITE_CONFIG_PCACHE2). Returns SQLITE_OK, or SQLITE_MISUSE when SQLite was initialized
-   before (then SQLite keeps its own page cache unwrapped). Call it once, before anything initializes SQLite. */
+   Installs the wrapper (SQLITE_CONFIG_PCACHE2). Returns SQLITE_OK; SQLITE_MISUSE when SQLite was initialized
+   before, or SQLITE_ERROR when its default cache lacks xShrink (then SQLite keeps its own page cache unwrapped).
+   Call it once, before anything initializes SQLite. */
 int bridge_sqlite_install_page_cache(void);
 
 /* The wrapper's methods, for tests that drive a cache directly; their xCreate works once the wrapper is installed. */
