@@ -23,24 +23,26 @@ let package = Package(
         // Fixed-arity wrappers for the variadic parts of libmicrohttpd.
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
+        // The lock the product's modules share (a plain pthread mutex; see Lock.swift for why not `Mutex`).
+        .target(name: "Locking"),
         .target(name: "WorkerThreads"),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "WorkerThreads"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "WorkerThreads", "Locking"]),
         .target(name: "JSON"),
-        .target(name: "JOSE", dependencies: ["JSON", "COpenSSL"]),
+        .target(name: "JOSE", dependencies: ["JSON", "COpenSSL", "Locking"]),
         .target(name: "Mustache"),
         // A VFS in front of SQLite's default one that writes a transaction's WAL frames in one system call.
         .target(name: "CSQLiteWALBuffer", dependencies: ["CSQLite"]),
         // SQLite's own page cache behind a wrapper that skips the end-of-transaction truncations that remove nothing.
         .target(name: "CSQLitePageCache", dependencies: ["CSQLite"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CSQLitePageCache", "CLibPQ", "WorkerThreads"]),
-        .target(name: "AppleID", dependencies: ["JSON", "JOSE"]),
-        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CSQLitePageCache", "CLibPQ", "WorkerThreads", "Locking"]),
+        .target(name: "AppleID", dependencies: ["JSON", "JOSE", "Locking"]),
+        .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache", "Locking"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.
         .target(name: "Localization"),
         // The OpenID provider's HTTP-free rules: clients, redirect URIs, PKCE, requests, discovery, tokens.
         .target(name: "OpenIDProvider", dependencies: ["JSON", "JOSE"]),
         .target(name: "Bridge", dependencies: ["HTTPServer", "JSON", "JOSE", "AppleID", "Storage", "Mustache", "Localization",
-                                               "OpenIDProvider"]),
+                                               "OpenIDProvider", "Locking"]),
         .executableTarget(name: "apple-signin-bridge",
                           dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE"]),
 
@@ -58,6 +60,7 @@ let package = Package(
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),
         .target(name: "TestSupport", dependencies: ["CHTMLQuery"]),
 
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// What every outbound call to Apple passes: a cap on calls in flight and a circuit breaker per endpoint.
 /// A call the guard refuses fails at once with `AppleHTTPError.notAttempted`, so a slow or failing Apple costs
@@ -28,7 +28,7 @@ public final class AppleCallGuard: Sendable {
 
     public let settings: Settings
     private let clock: WallClock
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     public init(settings: Settings = Settings(), clock: WallClock = .system) {
         self.settings = settings

@@ -1,7 +1,7 @@
 import Foundation
 import JOSE
 import JSON
-import Synchronization
+import Locking
 
 /// Signs the ES256 `client_secret` JWT that Apple's token and revoke endpoints require, one per client ID,
 /// cached and re-signed once less than a tenth of its lifetime is left.
@@ -13,7 +13,7 @@ public final class ClientSecretProvider: Sendable {
     public let key: AppleClientKey
     public let lifetime: TimeInterval
     private let clock: WallClock
-    private let cache = Mutex<[String: CachedSecret]>([:])
+    private let cache = Lock<[String: CachedSecret]>([:])
 
     private struct CachedSecret {
         let jwt: String

@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import JOSE
 import JSON
-import Synchronization
+import Locking
 
 /// A local stand-in for https://appleid.apple.com: authorize page, JWKS, token, revoke and user migration
 /// endpoints, signing identity tokens with its own RSA keys. For development and tests only.
@@ -16,7 +16,7 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
     public let callbackDestinations: [String: [String]]
     let logger: Logger
     let clock: @Sendable () -> Date
-    let state: Mutex<SimulatorState>
+    let state: Lock<SimulatorState>
 
     struct SimulatorState: Sendable {
         var keys: SigningKeyRing
@@ -42,7 +42,7 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
         self.callbackDestinations = callbackDestinations
         self.logger = logger
         self.clock = clock
-        self.state = Mutex(SimulatorState(keys: SigningKeyRing(current: try SigningKey.generate())))
+        self.state = Lock(SimulatorState(keys: SigningKeyRing(current: try SigningKey.generate())))
     }
 
     public func respond(to request: Request) throws -> Response {

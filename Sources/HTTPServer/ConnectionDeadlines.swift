@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Synchronization
 
 /// One open connection as the deadline reaper sees it: its socket and when its current phase must end.
@@ -23,7 +24,7 @@ final class ConnectionDeadlines: Sendable {
     /// Connections by identity. The reaper shuts a socket down only while holding this lock and only if the
     /// connection is still here; libmicrohttpd reports a close (and we remove it) before it closes the socket,
     /// so the reaper can never hit a reused descriptor.
-    private let connections = Mutex<[ObjectIdentifier: TrackedConnection]>([:])
+    private let connections = Lock<[ObjectIdentifier: TrackedConnection]>([:])
     private let stopped = Atomic<Bool>(false)
     private let logger: Logger
 
@@ -107,7 +108,7 @@ final class ConnectionDeadlines: Sendable {
 /// Counts are split over shards, each with its own lock, so listener threads rarely wait on one another.
 final class ClientRequestLimiter: Sendable {
     private final class Shard: Sendable {
-        let counts = Mutex<[String: Int]>([:])
+        let counts = Lock<[String: Int]>([:])
     }
 
     private let limit: Int

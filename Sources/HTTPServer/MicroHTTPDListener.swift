@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
 import Foundation
+import Locking
 import Synchronization
 
 /// The HTTP listener: the only code in the project that touches libmicrohttpd.
@@ -18,7 +19,7 @@ public final class MicroHTTPDListener: Sendable {
     }
 
     let context: ServerContext
-    private let daemon: Mutex<DaemonHandle?> = Mutex(nil)
+    private let daemon: Lock<DaemonHandle?> = Lock(nil)
     private let boundPort = Atomic<Int>(0)
     public let configuration: ServerConfiguration
 

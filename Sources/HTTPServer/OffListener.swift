@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Foundation
-import Synchronization
+import Locking
 import WorkerThreads
 
 /// Thrown by a responder running on a listener thread, before any side effect, when answering needs something
@@ -17,7 +17,7 @@ public struct OffListenerRequired: Error, Sendable, CustomStringConvertible {
 final class OffListenerPool: Sendable {
     private let workers: WorkerPool
     /// Jobs running, queued or reserved, and whether the pool stopped.
-    private let slots = Mutex<(taken: Int, stopped: Bool)>((0, false))
+    private let slots = Lock<(taken: Int, stopped: Bool)>((0, false))
     let maxWorkers: Int
     let maxQueued: Int
 
@@ -81,7 +81,7 @@ final class ParkedRequest: Sendable {
     /// The outcome, set once (by the worker or the finished work, or by shutdown), and whether the connection is
     /// suspended. Each request has its own lock: one shared by all of them was contended under sign-ins, between
     /// listener threads suspending and the database writer resuming.
-    private let state = Mutex<(outcome: Outcome?, isSuspended: Bool)>((nil, false))
+    private let state = Lock<(outcome: Outcome?, isSuspended: Bool)>((nil, false))
 
     init(connection: OpaquePointer, request: Request) {
         self.connection = ConnectionHandle(pointer: connection)
@@ -131,7 +131,7 @@ final class SuspendedRequests: Sendable {
     /// Registrations are spread over shards so that listener threads rarely wait on one another; none holds its
     /// lock while calling libmicrohttpd.
     private final class Shard: Sendable {
-        let state = Mutex<(parked: [ObjectIdentifier: ParkedRequest], closed: Bool)>(([:], false))
+        let state = Lock<(parked: [ObjectIdentifier: ParkedRequest], closed: Bool)>(([:], false))
     }
 
     private let shards = (0..<16).map { _ in Shard() }

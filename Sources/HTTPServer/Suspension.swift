@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Dispatch
-import Synchronization
+import Locking
 
 /// Errors a responder throws to direct the listener rather than to answer: they must pass every error mapping
 /// in the responder chain unchanged.
@@ -37,8 +37,8 @@ public struct RequestResumption: Sendable {
 
 /// The rest of a suspended request's work, taken once by the router (`Request.takeResumedWork()`).
 final class ResumedWork: Sendable {
-    private let work: Mutex<(@Sendable () throws -> Response)?>
-    init(_ work: @escaping @Sendable () throws -> Response) { self.work = Mutex(work) }
+    private let work: Lock<(@Sendable () throws -> Response)?>
+    init(_ work: @escaping @Sendable () throws -> Response) { self.work = Lock(work) }
     func take() -> (@Sendable () throws -> Response)? { work.withLock { $0.take() } }
     var wasTaken: Bool { work.withLock { $0 == nil } }
 }
@@ -86,7 +86,7 @@ extension Request {
 
 /// One outcome handed over from another thread to a caller that waits for it.
 private final class OutcomeSlot<T: Sendable>: Sendable {
-    private let outcome = Mutex<Result<T, any Error>?>(nil)
+    private let outcome = Lock<Result<T, any Error>?>(nil)
     private let filled = DispatchSemaphore(value: 0)
 
     func fill(_ value: Result<T, any Error>) {

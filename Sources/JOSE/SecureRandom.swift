@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Synchronization
+import Locking
 
 /// Bytes from OpenSSL's CSPRNG.
 public enum SecureRandom {
@@ -39,7 +39,7 @@ public enum SecureRandom {
     private final class Reserve: Sendable {
         static let size = 4096
         static let largestServed = 64
-        private let position = Mutex(size)
+        private let position = Lock(size)
         nonisolated(unsafe) private let bytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size)
 
         /// Only under `position`'s lock is `bytes` read or written.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import WorkerThreads
 
 /// The PostgreSQL store, for several instances sharing one database.
@@ -35,7 +35,7 @@ public final class PostgresStore: Store {
     /// Serializes `migrate()` across every instance using the same database.
     static let migrationLockKey: Int64 = 0x4150_5049_4442_5247  // arbitrary, fixed
     private let pool: PostgresConnectionPool
-    private let retries = Mutex(RetryCounts())
+    private let retries = Lock(RetryCounts())
 
     private struct RetryCounts {
         var serializationFailures = 0

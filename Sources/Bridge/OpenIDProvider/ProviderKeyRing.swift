@@ -2,9 +2,9 @@ import AppleID
 import Foundation
 import JOSE
 import JSON
+import Locking
 import OpenIDProvider
 import Storage
-import Synchronization
 
 /// The OpenID provider's RS256 keys, shared by every instance through the database: the newest signs, older ones
 /// stay published for `retention` after a newer one took over (longer than any token they signed lives). Private
@@ -25,7 +25,7 @@ final class ProviderKeyRing: Sendable {
     let store: any Store
     let sealingKey: [UInt8]
     let clock: WallClock
-    private let snapshot: Mutex<Snapshot?> = Mutex(nil)
+    private let snapshot: Lock<Snapshot?> = Lock(nil)
 
     /// Loads the keys, creating the first one when there is none.
     init(store: any Store, sealingKey: [UInt8], clock: WallClock) throws {

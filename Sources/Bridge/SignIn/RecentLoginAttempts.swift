@@ -1,5 +1,5 @@
+import Locking
 import Storage
-import Synchronization
 
 /// The login attempts this process stored lately, by state digest, so that the callback finishing one (nearly always
 /// seconds after its `GET /login`, on the same instance) checks it without a database read. Only what was committed
@@ -35,10 +35,10 @@ final class RecentLoginAttempts: Sendable {
         var next = 0
     }
 
-    private let ring: Mutex<Ring>
+    private let ring: Lock<Ring>
 
     init(capacity: Int = RecentLoginAttempts.defaultCapacity) {
-        ring = Mutex(Ring(order: Array(repeating: nil, count: max(1, capacity))))
+        ring = Lock(Ring(order: Array(repeating: nil, count: max(1, capacity))))
     }
 
     func remember(_ attempt: LoginAttempt, authorization: ProviderAuthorization? = nil) {

@@ -1,5 +1,5 @@
 import HTTPServer
-import Synchronization
+import Locking
 
 /// The service's metrics, exposed at `GET /metrics` in Prometheus text format (0.0.4): counters and histograms the
 /// code records, and samples taken at scrape time (gauges, counters kept elsewhere). Every family that
@@ -34,8 +34,8 @@ public final class Metrics: Sendable {
     }
 
     /// Counters by family, then by rendered label set (`flow="web"`, or empty).
-    private let counters = Mutex<[String: [String: Int]]>([:])
-    private let histograms = Mutex<[String: [String: Distribution]]>([:])
+    private let counters = Lock<[String: [String: Int]]>([:])
+    private let histograms = Lock<[String: [String: Distribution]]>([:])
 
     public init() {}
 

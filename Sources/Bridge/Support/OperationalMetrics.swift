@@ -1,7 +1,7 @@
 import AppleID
 import Foundation
+import Locking
 import Storage
-import Synchronization
 
 /// The queue of Apple revocations as last counted. Counted at start-up and after each pass over the queue (every
 /// 30 s), not per scrape: a scrape must answer at once, even while the database does not.
@@ -12,7 +12,7 @@ final class RevocationBacklog: Sendable {
     }
 
     private let store: any Store
-    private let last = Mutex<Count?>(nil)
+    private let last = Lock<Count?>(nil)
 
     init(store: any Store) {
         self.store = store
