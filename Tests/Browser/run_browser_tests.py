@@ -12,6 +12,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -690,6 +691,7 @@ def main():
     results = Results()
     servers = []
     browser = None
+    profile = None
     try:
         plain = Server({"BRIDGE_SITE_NAME": "Example Shop", "BRIDGE_RETURN_URLS": "/session?from=return"})
         servers.append(plain)
@@ -728,6 +730,13 @@ def main():
             browser.close()
         for server in servers:
             server.stop()
+    # The servers' folders (database, log) and the browser profile are kept only when something failed.
+    folders = [server.directory for server in servers] + ([profile] if profile else [])
+    if results.failed:
+        print("kept for a look: " + ", ".join(folders), flush=True)
+    else:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
     print(f"{results.passed} passed, {len(results.failed)} failed")
     return 0 if not results.failed else 1
 

@@ -4,16 +4,21 @@ import Testing
 import TestSupport
 
 @Suite("Static files under /public/")
-struct StaticFilesTests {
-    /// A package-like tree: a secret beside the public folder that traversal must never reach.
-    func makeTree() throws -> String {
+final class StaticFilesTests {
+    /// A package-like tree, made for each test and removed after it: a secret beside the public folder that
+    /// traversal must never reach.
+    let root: String
+
+    init() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("static-\(UUID().uuidString)")
+        self.root = root.path
         try FileManager.default.createDirectory(at: root.appendingPathComponent("Public/css"), withIntermediateDirectories: true)
         try "body{color:black}".write(to: root.appendingPathComponent("Public/css/site.css"), atomically: true, encoding: .utf8)
         try "console.log(1)".write(to: root.appendingPathComponent("Public/app.js"), atomically: true, encoding: .utf8)
         try "SECRET-PACKAGE".write(to: root.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
-        return root.path
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func router(_ files: StaticFiles) -> Router {
         var router = Router()
@@ -23,7 +28,7 @@ struct StaticFilesTests {
 
     @Test("serves files with content type and cache headers, and 304 on a matching ETag")
     func servesFiles() throws {
-        let files = try StaticFiles(directory: makeTree() + "/Public")
+        let files = try StaticFiles(directory: root + "/Public")
         try withServer(responder: router(files)) { server in
             let css = try RawHTTPClient.request(port: server.port, path: "/public/css/site.css")
             #expect(css.status == 200)
@@ -45,7 +50,7 @@ struct StaticFilesTests {
         "/public//Package.swift", "/public/%2e%2e%2f%2e%2e%2fetc/passwd", "/public/./app.js",
     ])
     func traversal(path: String) throws {
-        let files = try StaticFiles(directory: makeTree() + "/Public")
+        let files = try StaticFiles(directory: root + "/Public")
         try withServer(responder: router(files)) { server in
             let response = try RawHTTPClient.request(port: server.port, path: path)
             #expect(response.status == 400 || response.status == 404)
@@ -56,7 +61,7 @@ struct StaticFilesTests {
 
     @Test("404 for a file that is not there")
     func missingFile() throws {
-        let files = try StaticFiles(directory: makeTree() + "/Public")
+        let files = try StaticFiles(directory: root + "/Public")
         let response = try? files.respond(to: Request(method: "GET", path: "/public/none.css"))
         #expect(response == nil)
         #expect(throws: HTTPError.self) { try files.respond(to: Request(method: "GET", path: "/public/none.css")) }

@@ -8,6 +8,7 @@ import hashlib
 import html.parser
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import urllib.parse
@@ -141,6 +142,10 @@ def main():
     finally:
         process.terminate()
         process.wait(timeout=10)
+    if FAILED:
+        print(f"kept for a look: {directory}")  # the server's database and log
+    else:
+        shutil.rmtree(directory, ignore_errors=True)
     print(f"{len(PASSED)} passed, {len(FAILED)} failed")
     sys.exit(1 if FAILED else 0)
 
