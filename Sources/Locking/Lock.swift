@@ -15,9 +15,13 @@ import Darwin
 /// the remembered login attempts, which every callback takes twice for well under a microsecond.
 /// (swiftlang/swift#88440; later toolchains use a plain futex.) A plain mutex leaves a released lock free, so
 /// whichever thread is running takes it, and a woken waiter that finds it taken again simply waits again.
+///
+/// Its methods are inlinable, so that each use is specialized for its value in the module that uses it rather than
+/// run through generic code across the module boundary.
 public struct Lock<State>: @unchecked Sendable {
-    private let storage: Storage
+    @usableFromInline let storage: Storage
 
+    @inlinable
     public init(_ state: State) {
         storage = Storage.create(minimumCapacity: 1) { _ in state } as! Storage
         storage.withUnsafeMutablePointerToElements { mutex in
@@ -28,6 +32,7 @@ public struct Lock<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value while holding the lock. Not reentrant: `body` must not take the same lock.
+    @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         try storage.withUnsafeMutablePointers { (state, mutex) throws(Failure) -> Result in
             pthread_mutex_lock(mutex)
@@ -37,6 +42,7 @@ public struct Lock<State>: @unchecked Sendable {
     }
 
     /// Runs `body` only if the lock is free now; nil (and `body` not run) when another thread holds it.
+    @inlinable
     public func withLockIfAvailable<Result, Failure: Error>(
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
@@ -49,7 +55,8 @@ public struct Lock<State>: @unchecked Sendable {
 
     /// The value and the mutex in one allocation: the mutex must not move while in use, and a lock made per
     /// request (a suspended request's outcome) costs one allocation, not two.
-    private final class Storage: ManagedBuffer<State, pthread_mutex_t> {
+    @usableFromInline
+    final class Storage: ManagedBuffer<State, pthread_mutex_t> {
         deinit {
             withUnsafeMutablePointers { _, mutex in
                 pthread_mutex_destroy(mutex)
