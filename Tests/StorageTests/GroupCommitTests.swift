@@ -214,7 +214,7 @@ extension SQLiteStoreSpecifics {
             let answered = Collected<Int>()
             for index in 0..<200 {
                 let canary = Canary()
-                weak var weakCanary = canary
+                weak let weakCanary = canary
                 watched.lock.withLock { watched.canaries[index] = { weakCanary != nil } }
                 store.write({ try $0.insertLoginAttempt(loginAttempt("c\(index)")) }, completion: { _ in
                     withExtendedLifetime(canary) { answered.append(index) }

@@ -146,7 +146,7 @@ extension StoreBehaviour {
                 #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "short", now: t0 + 60) } == .unknown)
                 let long = try store.write { try $0.rotateRefreshToken(tokenHash: "long", now: t0 + 60) }
                 #expect(long == .reused(refreshToken("long", family: "g", sessionIDHash: "b", userID: userID)))
-                try store.write { try $0.deleteUser(id: userID) }
+                _ = try store.write { try $0.deleteUser(id: userID) }
                 #expect(try store.write { try $0.rotateRefreshToken(tokenHash: "long", now: t0 + 60) } == .unknown)
             }
         }
