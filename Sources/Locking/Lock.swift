@@ -23,7 +23,7 @@ public struct Lock<State>: @unchecked Sendable {
 
     @inlinable
     public init(_ state: State) {
-        storage = Storage.create(minimumCapacity: 1) { _ in state } as! Storage
+        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in state }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())
             let result = pthread_mutex_init(mutex, nil)
