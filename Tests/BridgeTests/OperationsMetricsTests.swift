@@ -105,6 +105,28 @@ struct OperationsMetricsTests {
         #expect(Self.sample(text, "bridge_revocation_oldest_pending_age_seconds") == 0)
     }
 
+    @Test("a callback finds its login attempt in memory on the instance that made it, and reads it elsewhere")
+    func loginAttemptLookups() throws {
+        let first = try BridgeHarness()
+        let secret = try #require(first.app.configuration.secretKey)
+        let second = try BridgeHarness([
+            "BRIDGE_DATABASE": "sqlite:\(first.databasePath)", "BRIDGE_SECRET_KEY": Data(secret).base64EncodedString(),
+            "BRIDGE_PUBLIC_URL": first.app.configuration.publicURL, "APPLE_ID_URL": "http://127.0.0.1:\(first.simulatorPort)",
+        ])
+        let browser = TestBrowser(first)
+        #expect(try browser.signIn().status == 303)
+        let fields = try browser.authorizeAtApple(try browser.openLogin(), user: .alan)
+        let elsewhere = TestBrowser(second)
+        for (name, cookie) in browser.cookies { elsewhere.set(name, cookie) }
+        #expect(try elsewhere.post("/apple_redirect", form: fields).status == 303)
+
+        let (made, finished) = (try Self.scrape(first), try Self.scrape(second))
+        #expect(Self.sample(made, "bridge_login_attempt_lookups_total{source=\"memory\"}") == 1)
+        #expect(Self.sample(made, "bridge_login_attempt_lookups_total{source=\"database\"}") == 0)
+        #expect(Self.sample(finished, "bridge_login_attempt_lookups_total{source=\"memory\"}") == 0)
+        #expect(Self.sample(finished, "bridge_login_attempt_lookups_total{source=\"database\"}") == 1)
+    }
+
     @Test("a revocation Apple cannot take shows in the backlog with its age, and leaves it when Apple takes it")
     func revocationBacklog() throws {
         let harness = try keyedHarness()

@@ -36,4 +36,15 @@ struct RecentLoginAttemptsTests {
         recent.remember(attempt("s6"))
         #expect((3...6).map { recent.entry(stateDigest: "s\($0)") != nil } == [false, true, true, true])
     }
+
+    @Test("each lookup is counted as found or missed")
+    func lookupsCounted() {
+        let recent = RecentLoginAttempts(capacity: 2)
+        #expect(recent.lookups == (0, 0))
+        recent.remember(attempt("s1"))
+        _ = recent.entry(stateDigest: "s1")
+        _ = recent.entry(stateDigest: "s2")
+        _ = recent.entry(stateDigest: "s3")
+        #expect(recent.lookups == (1, 2))
+    }
 }

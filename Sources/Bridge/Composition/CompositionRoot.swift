@@ -103,7 +103,7 @@ public enum CompositionRoot {
 
         let revocationBacklog = RevocationBacklog(store: store)
         let operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
-                                             revocations: revocationBacklog, store: store, clock: clock)
+                                             revocations: revocationBacklog, recentAttempts: recentAttempts, store: store, clock: clock)
         let routes = BridgeApp(configuration: configuration, metrics: metrics, operational: operational, groups: groups,
                                endpoints: endpoints, pages: pages, logo: logo)
         return ComposedService(configuration: configuration, store: store, apple: apple, metrics: metrics, routes: routes,

@@ -33,6 +33,9 @@ final class RecentLoginAttempts: Sendable {
         /// Keys in the order remembered; the oldest is overwritten (and its entry dropped) when the ring is full.
         var order: [String?]
         var next = 0
+        /// Callbacks' lookups so far: found here, or not (then read from the database).
+        var found = 0
+        var missed = 0
     }
 
     private let ring: Lock<Ring>
@@ -50,8 +53,18 @@ final class RecentLoginAttempts: Sendable {
         }
     }
 
+    /// The remembered attempt, counted as found or missed (`lookups`): a miss is read from the database.
     func entry(stateDigest: String) -> Entry? {
-        ring.withLock { $0.entries[stateDigest] }
+        ring.withLock { ring in
+            let entry = ring.entries[stateDigest]
+            if entry == nil { ring.missed += 1 } else { ring.found += 1 }
+            return entry
+        }
+    }
+
+    /// How many callbacks found their attempt remembered, and how many did not and read the database.
+    var lookups: (remembered: Int, read: Int) {
+        ring.withLock { ($0.found, $0.missed) }
     }
 
     func forget(stateDigest: String) {

@@ -29,22 +29,25 @@ final class RevocationBacklog: Sendable {
 }
 
 /// What `/metrics` adds to the recorded counters at scrape time: Apple's key fetches, the call guard's state,
-/// the revocation backlog and the store's write retries. Reads only memory.
+/// the revocation backlog, where callbacks found their login attempts and the store's write retries. Reads only
+/// memory.
 struct OperationalMetrics: Sendable {
     let keys: JWKSCache
     let callGuard: AppleCallGuard
     /// The breakers' names: the paths of `/auth/token`, `/auth/keys` and `/auth/revoke` under APPLE_ID_URL.
     let appleEndpoints: [String]
     let revocations: RevocationBacklog
+    let recentAttempts: RecentLoginAttempts
     let store: any Store
     let clock: WallClock
 
     init(keys: JWKSCache, callGuard: AppleCallGuard, appleIDURL: String, revocations: RevocationBacklog,
-         store: any Store, clock: WallClock) {
+         recentAttempts: RecentLoginAttempts, store: any Store, clock: WallClock) {
         self.keys = keys
         self.callGuard = callGuard
         appleEndpoints = ["/auth/keys", "/auth/revoke", "/auth/token"].map { GuardedTransport.endpoint(appleIDURL + $0) }
         self.revocations = revocations
+        self.recentAttempts = recentAttempts
         self.store = store
         self.clock = clock
     }
@@ -60,6 +63,11 @@ struct OperationalMetrics: Sendable {
             samples += [Metrics.Sample("bridge_revocations_pending", Double(backlog.pending)),
                         Metrics.Sample("bridge_revocation_oldest_pending_age_seconds", age)]
         }
+        // Counted where the callback finds it, not per request: a counter of its own would cost every sign-in a
+        // dictionary update under the metrics' lock.
+        let lookups = recentAttempts.lookups
+        samples += [Metrics.Sample("bridge_login_attempt_lookups_total", Double(lookups.remembered), labels: [("source", "memory")]),
+                    Metrics.Sample("bridge_login_attempt_lookups_total", Double(lookups.read), labels: [("source", "database")])]
         // PostgreSQL's writes run again after losing a race (none on SQLite): per sign-in, what instances cost each other.
         samples += store.writeRetries.map {
             Metrics.Sample("bridge_store_write_retries_total", Double($0.count), labels: [("cause", $0.cause)])
