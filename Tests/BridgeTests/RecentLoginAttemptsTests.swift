@@ -10,7 +10,7 @@ struct RecentLoginAttemptsTests {
                      expiresAt: Date(timeIntervalSince1970: 600), consumedAt: nil)
     }
 
-    @Test("a remembered attempt is found by its state digest, with its authorization, until forgotten")
+    @Test("a remembered attempt is found by its state digest, with its authorization, and once spent, as spent")
     func rememberAndForget() {
         let recent = RecentLoginAttempts(capacity: 4)
         let authorization = ProviderAuthorization(stateHash: "s1", clientID: "c", redirectURI: "https://rp.example/cb",
@@ -21,9 +21,13 @@ struct RecentLoginAttemptsTests {
         #expect(recent.entry(stateDigest: "s1") == RecentLoginAttempts.Entry(attempt: attempt("s1"), authorization: authorization))
         #expect(recent.entry(stateDigest: "s2")?.authorization == nil)
         #expect(recent.entry(stateDigest: "s3") == nil)
-        recent.forget(stateDigest: "s1")
-        #expect(recent.entry(stateDigest: "s1") == nil)
-        #expect(recent.entry(stateDigest: "s2") != nil)
+        recent.spend(stateDigest: "s1", at: Date(timeIntervalSince1970: 5))
+        #expect(recent.entry(stateDigest: "s1")?.attempt.consumedAt == Date(timeIntervalSince1970: 5))
+        #expect(recent.entry(stateDigest: "s1")?.authorization == authorization)
+        #expect(recent.entry(stateDigest: "s2")?.attempt.consumedAt == nil)
+        // One not remembered stays unknown: a spent mark is no attempt.
+        recent.spend(stateDigest: "s3", at: Date(timeIntervalSince1970: 5))
+        #expect(recent.entry(stateDigest: "s3") == nil)
     }
 
     @Test("when full, the oldest is pushed out first and the newest are kept")
@@ -31,20 +35,9 @@ struct RecentLoginAttemptsTests {
         let recent = RecentLoginAttempts(capacity: 3)
         for index in 1...5 { recent.remember(attempt("s\(index)")) }
         #expect((1...5).map { recent.entry(stateDigest: "s\($0)") != nil } == [false, false, true, true, true])
-        // A forgotten entry's slot is simply reused later.
-        recent.forget(stateDigest: "s3")
+        // A spent one still takes its slot until newer ones push it out.
+        recent.spend(stateDigest: "s3", at: Date(timeIntervalSince1970: 5))
         recent.remember(attempt("s6"))
         #expect((3...6).map { recent.entry(stateDigest: "s\($0)") != nil } == [false, true, true, true])
-    }
-
-    @Test("each lookup is counted as found or missed")
-    func lookupsCounted() {
-        let recent = RecentLoginAttempts(capacity: 2)
-        #expect(recent.lookups == (0, 0))
-        recent.remember(attempt("s1"))
-        _ = recent.entry(stateDigest: "s1")
-        _ = recent.entry(stateDigest: "s2")
-        _ = recent.entry(stateDigest: "s3")
-        #expect(recent.lookups == (1, 2))
     }
 }

@@ -55,8 +55,11 @@ public enum CompositionRoot {
 
         // The handlers.
         let recentAttempts = RecentLoginAttempts()
+        let sealedStates = SealedLoginState(key: secrets.loginStateKey)
+        let attemptLookups = AttemptLookups()
         let login = LoginPage(configuration: configuration, store: store, clock: clock, pages: pages, rateLimit: rateLimit,
-                              metrics: metrics, returnDestination: returnDestination, recentAttempts: recentAttempts)
+                              metrics: metrics, returnDestination: returnDestination, recentAttempts: recentAttempts,
+                              sealedStates: sealedStates)
         let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: store, clock: clock,
                                                               login: login, rateLimit: rateLimit, pages: pages,
                                                               metrics: metrics, logger: logger)
@@ -64,7 +67,8 @@ public enum CompositionRoot {
         let endpoints = Endpoints(
             login: login,
             appleRedirect: AppleRedirect(
-                store: store, recentAttempts: recentAttempts, clock: clock, signIn: signIn,
+                store: store, recentAttempts: recentAttempts, sealedStates: sealedStates, lookups: attemptLookups,
+                clock: clock, signIn: signIn,
                 landing: SignedInLanding(sessions: sessions, returnDestination: returnDestination,
                                          afterSignInURL: configuration.site.afterSignInURL),
                 pages: pages, metrics: metrics, logger: logger, provider: providerAuthorization),
@@ -103,7 +107,7 @@ public enum CompositionRoot {
 
         let revocationBacklog = RevocationBacklog(store: store)
         let operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
-                                             revocations: revocationBacklog, recentAttempts: recentAttempts, store: store, clock: clock)
+                                             revocations: revocationBacklog, attemptLookups: attemptLookups, store: store, clock: clock)
         let routes = BridgeApp(configuration: configuration, metrics: metrics, operational: operational, groups: groups,
                                endpoints: endpoints, pages: pages, logo: logo)
         return ComposedService(configuration: configuration, store: store, apple: apple, metrics: metrics, routes: routes,

@@ -11,6 +11,8 @@ struct ServerSecrets: Sendable {
     let returnDestinationKey: [UInt8]
     /// Seals the OpenID provider's private signing keys at rest.
     let providerKeySealingKey: [UInt8]
+    /// Seals a web login attempt into its `state` (`SealedLoginState`).
+    let loginStateKey: [UInt8]
     /// Signs CSRF tokens (derived from the session rather than stored): the secret itself, an HMAC key already.
     var csrfKey: [UInt8] { secretKey }
 
@@ -19,6 +21,7 @@ struct ServerSecrets: Sendable {
         appleTokenKey = try Self.derive(secretKey, purpose: "apple-refresh-token-v1")
         returnDestinationKey = try Self.derive(secretKey, purpose: "return-destination-v1")
         providerKeySealingKey = try Self.derive(secretKey, purpose: "openid-provider-signing-key-v1")
+        loginStateKey = try Self.derive(secretKey, purpose: "login-state-v1")
     }
 
     static func derive(_ secretKey: [UInt8], purpose: String) throws(ConfigurationError) -> [UInt8] {

@@ -26,6 +26,9 @@ struct AppleRedirect: Sendable {
     let store: any Store
     /// Those this process stored lately: no read for them.
     let recentAttempts: RecentLoginAttempts
+    /// Web attempts' states carry the attempt: no read for them either.
+    let sealedStates: SealedLoginState
+    let lookups: AttemptLookups
     let clock: WallClock
     let signIn: IdentityTokenSignIn
     let landing: SignedInLanding
@@ -77,13 +80,14 @@ struct AppleRedirect: Sendable {
         } else {
             nil
         }
-        let (recentAttempts, landing, stateDigest) = (recentAttempts, landing, attempt.state)
+        let (recentAttempts, landing, stateDigest, now) = (recentAttempts, landing, attempt.state, clock.now)
         // The listener thread serves other connections while the transaction waits for its group commit.
         return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
-            if case .success = outcome {
-                recentAttempts.forget(stateDigest: stateDigest)
-            } else if case .failure(SignInFailure.loginAttemptAlreadyUsed) = outcome {
-                recentAttempts.forget(stateDigest: stateDigest)  // spent elsewhere: read it from now on
+            switch outcome {
+            case .success, .failure(SignInFailure.loginAttemptAlreadyUsed):  // spent here, or found spent elsewhere
+                recentAttempts.spend(stateDigest: stateDigest, at: now)
+            default:
+                break
             }
             let signedIn = try service.completeSignIn(signInRequest, outcome)
             let destination = handOver?(signedIn.user.id) ?? landing.destination(request, stateDigest: stateDigest)
@@ -92,13 +96,23 @@ struct AppleRedirect: Sendable {
     }
 
     /// The login attempt of the state the callback names (known, not yet used, not expired), and the OpenID
-    /// provider authorization it finishes, if any: both read by one statement.
+    /// provider authorization it finishes, if any: remembered, opened from the sealed state (a web attempt has no
+    /// authorization), or both read by one statement.
     func liveAttempt(_ fields: FormFields) throws -> (LoginAttempt, ProviderAuthorization?) {
         guard let state = fields["state"], !state.isEmpty else { throw PageRefusal.missingState }
         let stateDigest = SecretTokens.digest(state)
         let now = clock.now
-        let found = try recentAttempts.entry(stateDigest: stateDigest).map { ($0.attempt, $0.authorization) }
-            ?? store.readOneStatement { try $0.loginAttemptWithAuthorization(state: stateDigest) }
+        let found: (attempt: LoginAttempt, authorization: ProviderAuthorization?)?
+        if let remembered = recentAttempts.entry(stateDigest: stateDigest) {
+            lookups.record(.memory)
+            found = (remembered.attempt, remembered.authorization)
+        } else if let opened = sealedStates.open(state, stateDigest: stateDigest) {
+            lookups.record(.state)
+            found = (opened, nil)
+        } else {
+            lookups.record(.database)
+            found = try store.readOneStatement { try $0.loginAttemptWithAuthorization(state: stateDigest) }
+        }
         guard let (attempt, authorization) = found, ConstantTime.equals(attempt.state, stateDigest) else {
             throw PageRefusal.unknownState
         }

@@ -18,6 +18,7 @@ struct LoginPage: Sendable {
     let metrics: Metrics
     let returnDestination: ReturnDestination
     let recentAttempts: RecentLoginAttempts
+    let sealedStates: SealedLoginState
 
     func show(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
         // Without a Services ID there is no web flow, but an app's webview can still take state and nonce
@@ -27,12 +28,15 @@ struct LoginPage: Sendable {
         }
         let admission = rateLimit.admission(of: request)
         let now = admission.now
-        let state = SecretTokens.random()
         let nonce = SecretTokens.random()
         let binding = SecretTokens.random()
+        let bindingHash = SecretTokens.digest(binding)
+        let expiresAt = now.addingTimeInterval(Self.attemptLifetime)
+        // The state carries the attempt sealed, so that any instance checks the callback without a read.
+        let state = try sealedStates.seal(nonce: nonce, bindingHash: bindingHash, createdAt: now, expiresAt: expiresAt)
         // Only digests are stored: a copy of the database holds no live state, and lookups never touch the value.
-        let attempt = LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: SecretTokens.digest(binding),
-                                   createdAt: now, expiresAt: now.addingTimeInterval(Self.attemptLifetime), consumedAt: nil)
+        let attempt = LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: bindingHash,
+                                   createdAt: now, expiresAt: expiresAt, consumedAt: nil)
         // The rate limit and the attempt share one transaction (an upsert and an insert, so READ COMMITTED); the
         // listener thread serves other connections while it waits for its group commit.
         return try request.answer(afterWriting: { transaction in

@@ -1,13 +1,15 @@
+import Foundation
 import Locking
 import Storage
 
 /// The login attempts this process stored lately, by state digest, so that the callback finishing one (nearly always
 /// seconds after its `GET /login`, on the same instance) checks it without a database read. Only what was committed
-/// is remembered. A miss (another instance's attempt, or one pushed out by newer ones) reads the database as before.
+/// is remembered. A miss (another instance's attempt, or one pushed out by newer ones) is opened from its sealed
+/// `state` (`SealedLoginState`), or read from the database.
 ///
 /// A remembered attempt may have been spent meanwhile by another instance: the sign-in's transaction spends it
-/// again and refuses it there, with the same error. An attempt spent here is forgotten, so a repeated callback is
-/// refused before its token is verified, as a database read would refuse it.
+/// again and refuses it there, with the same error. An attempt spent here, or found spent there, is remembered as
+/// spent until newer ones push it out.
 final class RecentLoginAttempts: Sendable {
     /// A class, so that the table holds a pointer per attempt rather than two structs of strings inline.
     final class Entry: Sendable, Equatable {
@@ -33,9 +35,6 @@ final class RecentLoginAttempts: Sendable {
         /// Keys in the order remembered; the oldest is overwritten (and its entry dropped) when the ring is full.
         var order: [String?]
         var next = 0
-        /// Callbacks' lookups so far: found here, or not (then read from the database).
-        var found = 0
-        var missed = 0
     }
 
     private let ring: Lock<Ring>
@@ -53,21 +52,18 @@ final class RecentLoginAttempts: Sendable {
         }
     }
 
-    /// The remembered attempt, counted as found or missed (`lookups`): a miss is read from the database.
     func entry(stateDigest: String) -> Entry? {
+        ring.withLock { $0.entries[stateDigest] }
+    }
+
+    /// Remembers a remembered attempt as spent (`at`), so that a repeated callback is refused before its token is
+    /// verified, as a database read would refuse it; one not remembered stays so.
+    func spend(stateDigest: String, at now: Date) {
         ring.withLock { ring in
-            let entry = ring.entries[stateDigest]
-            if entry == nil { ring.missed += 1 } else { ring.found += 1 }
-            return entry
+            guard let entry = ring.entries[stateDigest] else { return }
+            var spent = entry.attempt
+            spent.consumedAt = now
+            ring.entries[stateDigest] = Entry(attempt: spent, authorization: entry.authorization)
         }
-    }
-
-    /// How many callbacks found their attempt remembered, and how many did not and read the database.
-    var lookups: (remembered: Int, read: Int) {
-        ring.withLock { ($0.found, $0.missed) }
-    }
-
-    func forget(stateDigest: String) {
-        _ = ring.withLock { $0.entries.removeValue(forKey: stateDigest) }
     }
 }

@@ -77,7 +77,7 @@ public struct MetricFamily: Sendable {
         MetricFamily("bridge_database_errors_total", .counter,
                      "Requests that failed on the database, by kind (unavailable: unreachable or too slow, answered 503; error: any other)."),
         MetricFamily("bridge_login_attempt_lookups_total", .counter,
-                     "Sign-in callbacks' login attempts by where they were found (source: memory, remembered by this instance since its GET /login; database, read because another instance made it or newer ones pushed it out)."),
+                     "Sign-in callbacks' login attempts by where they were found (source: memory, remembered by this instance since its GET /login; state, opened from the callback's sealed state; database, read)."),
         MetricFamily("bridge_store_write_retries_total", .counter,
                      "PostgreSQL writes run again after losing a race with another instance, by cause (serialization_failure, deadlock)."),
         MetricFamily("bridge_store_lock_timeouts_total", .counter,

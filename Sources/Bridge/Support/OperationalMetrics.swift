@@ -37,17 +37,17 @@ struct OperationalMetrics: Sendable {
     /// The breakers' names: the paths of `/auth/token`, `/auth/keys` and `/auth/revoke` under APPLE_ID_URL.
     let appleEndpoints: [String]
     let revocations: RevocationBacklog
-    let recentAttempts: RecentLoginAttempts
+    let attemptLookups: AttemptLookups
     let store: any Store
     let clock: WallClock
 
     init(keys: JWKSCache, callGuard: AppleCallGuard, appleIDURL: String, revocations: RevocationBacklog,
-         recentAttempts: RecentLoginAttempts, store: any Store, clock: WallClock) {
+         attemptLookups: AttemptLookups, store: any Store, clock: WallClock) {
         self.keys = keys
         self.callGuard = callGuard
         appleEndpoints = ["/auth/keys", "/auth/revoke", "/auth/token"].map { GuardedTransport.endpoint(appleIDURL + $0) }
         self.revocations = revocations
-        self.recentAttempts = recentAttempts
+        self.attemptLookups = attemptLookups
         self.store = store
         self.clock = clock
     }
@@ -63,11 +63,10 @@ struct OperationalMetrics: Sendable {
             samples += [Metrics.Sample("bridge_revocations_pending", Double(backlog.pending)),
                         Metrics.Sample("bridge_revocation_oldest_pending_age_seconds", age)]
         }
-        // Counted where the callback finds it, not per request: a counter of its own would cost every sign-in a
-        // dictionary update under the metrics' lock.
-        let lookups = recentAttempts.lookups
-        samples += [Metrics.Sample("bridge_login_attempt_lookups_total", Double(lookups.remembered), labels: [("source", "memory")]),
-                    Metrics.Sample("bridge_login_attempt_lookups_total", Double(lookups.read), labels: [("source", "database")])]
+        // Kept apart from the recorded counters: those would cost every callback a dictionary update.
+        samples += AttemptLookups.Source.allCases.map {
+            Metrics.Sample("bridge_login_attempt_lookups_total", Double(attemptLookups.count($0)), labels: [("source", $0.rawValue)])
+        }
         // PostgreSQL's writes run again after losing a race (none on SQLite): per sign-in, what instances cost each other.
         samples += store.writeRetries.map {
             Metrics.Sample("bridge_store_write_retries_total", Double($0.count), labels: [("cause", $0.cause)])
