@@ -35,6 +35,31 @@ public enum AESGCM {
         }
     }
 
+    /// As `seal`, under the caller's 12-byte IV, which must never have sealed anything else under `key` (12 random
+    /// bytes the sealed box travels with, for instance), and returned without it: ciphertext ‖ tag.
+    public static func seal(
+        _ plaintext: some Collection<UInt8>, key: [UInt8], iv: some Collection<UInt8>,
+        associatedData: some Collection<UInt8> = [UInt8]()
+    ) throws(JOSEError) -> [UInt8] {
+        try requireKeyLength(key)
+        guard iv.count == nonceLength else { throw .invalidKey("AES-GCM needs a \(nonceLength)-byte IV, got \(iv.count) bytes") }
+        let sealed = try withContiguousBytes(plaintext) { plaintext throws(JOSEError) in
+            try withContiguousBytes(associatedData) { aad throws(JOSEError) in
+                try seal(plaintext, key: key, nonce: Array(iv), aad: aad)
+            }
+        }
+        return Array(sealed.dropFirst(nonceLength))
+    }
+
+    /// Opens what `seal(_:key:iv:associatedData:)` returned, given the same IV.
+    public static func open(
+        _ ciphertextAndTag: some Collection<UInt8>, key: [UInt8], iv: some Collection<UInt8>,
+        associatedData: some Collection<UInt8> = [UInt8]()
+    ) throws(JOSEError) -> [UInt8] {
+        guard iv.count == nonceLength else { throw .decryptionFailed }
+        return try open(Array(iv) + Array(ciphertextAndTag), key: key, associatedData: associatedData)
+    }
+
     private static func requireKeyLength(_ key: [UInt8]) throws(JOSEError) {
         guard key.count == keyLength else { throw .invalidKey("AES-256-GCM needs a \(keyLength)-byte key, got \(key.count) bytes") }
     }

@@ -196,6 +196,17 @@ struct CallbackRejectionTests {
         #expect(try harness.userCount() == 1)
     }
 
+    @Test("a state spent on this instance is refused as used before the token that comes with it is looked at")
+    func spentStateRefusedFirst() throws {
+        let harness = try BridgeHarness()
+        let browser = TestBrowser(harness)
+        let fields = try browser.authorizeAtApple(try browser.openLogin())
+        #expect(try browser.post("/apple_redirect", form: fields).status == 303)
+        let replay = try browser.post("/apple_redirect", form: fields.replacing("id_token", with: "this-is-not-a-token"))
+        #expect(replay.status == 400)
+        #expect(HTMLDocument(replay.text).text.contains("already used"))
+    }
+
     @Test("concurrent posts of one callback: exactly one session")
     func concurrentCallbacks() throws {
         let harness = try BridgeHarness()

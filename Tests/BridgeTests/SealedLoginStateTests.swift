@@ -9,8 +9,9 @@ struct SealedLoginStateTests {
     let sealer = SealedLoginState(key: Array(repeating: 7, count: 32))
     let bindingHash = SecretTokens.digest("binding")
     let createdAt = Date(timeIntervalSince1970: 1_764_000_000)
+    let nonce = SecretTokens.random()
 
-    func sealed(nonce: String = "nonce-of-the-attempt") throws -> String {
+    func sealed() throws -> String {
         try sealer.seal(nonce: nonce, bindingHash: bindingHash, createdAt: createdAt, expiresAt: createdAt + 600)
     }
 
@@ -18,18 +19,26 @@ struct SealedLoginStateTests {
     func roundTrip() throws {
         let state = try sealed()
         let opened = try #require(sealer.open(state, stateDigest: SecretTokens.digest(state)))
-        #expect(opened == LoginAttempt(state: SecretTokens.digest(state), nonce: "nonce-of-the-attempt", bindingHash: bindingHash,
+        #expect(opened == LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: bindingHash,
                                        createdAt: createdAt, expiresAt: createdAt + 600, consumedAt: nil))
         // Whole seconds, as the database keeps them.
-        let fractional = try sealer.seal(nonce: "n", bindingHash: bindingHash, createdAt: createdAt + 0.75, expiresAt: createdAt + 600.75)
+        let fractional = try sealer.seal(nonce: nonce, bindingHash: bindingHash, createdAt: createdAt + 0.75,
+                                         expiresAt: createdAt + 600.75)
         #expect(sealer.open(fractional, stateDigest: "d")?.expiresAt == createdAt + 600)
     }
 
-    @Test("two states of the same attempt differ, and are URL-safe")
+    @Test("a state is 118 characters: its SHA-256, the attempt's key, is two blocks")
+    func length() throws {
+        #expect(try sealed().utf8.count == 118)
+    }
+
+    @Test("states of attempts with different nonces differ, and are URL-safe")
     func unpredictable() throws {
-        let (one, two) = (try sealed(), try sealed())
-        #expect(one != two)
-        #expect(one.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        let other = try sealer.seal(nonce: SecretTokens.random(), bindingHash: bindingHash, createdAt: createdAt,
+                                    expiresAt: createdAt + 600)
+        let state = try sealed()
+        #expect(state != other)
+        #expect(state.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
     }
 
     @Test("a state altered anywhere, sealed under another key, or never sealed does not open")
@@ -49,11 +58,16 @@ struct SealedLoginStateTests {
         }
     }
 
-    @Test("only a binding digest of 64 lowercase hex digits is sealed")
-    func bindingDigestShape() {
+    @Test("only a binding digest of 64 lowercase hex digits, and a nonce of 32 bytes in base64url, are sealed")
+    func shapes() {
         for wrong in ["", "abc", String(repeating: "G", count: 64), bindingHash.uppercased(), bindingHash + "00"] {
             #expect(throws: StoreError.self) {
-                try sealer.seal(nonce: "n", bindingHash: wrong, createdAt: createdAt, expiresAt: createdAt + 600)
+                try sealer.seal(nonce: nonce, bindingHash: wrong, createdAt: createdAt, expiresAt: createdAt + 600)
+            }
+        }
+        for wrong in ["", "n", String(nonce.dropLast()), nonce + "A", String(nonce.dropLast()) + "B", nonce + "="] {
+            #expect(throws: StoreError.self) {
+                try sealer.seal(nonce: wrong, bindingHash: bindingHash, createdAt: createdAt, expiresAt: createdAt + 600)
             }
         }
     }

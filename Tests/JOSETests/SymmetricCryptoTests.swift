@@ -96,6 +96,21 @@ struct SymmetricCryptoTests {
             #expect(throws: JOSEError.decryptionFailed) { try AESGCM.open(Array(sealed.prefix(27)), key: key) }
         }
 
+        @Test("under the caller's IV: the box without it, opened with the same IV only")
+        func callersIV() throws {
+            let iv = SecureRandom.bytes(12)
+            let sealed = try AESGCM.seal(Array("login state".utf8), key: key, iv: iv, associatedData: Array("ad".utf8))
+            #expect(sealed.count == 11 + 16)
+            #expect(try AESGCM.open(sealed, key: key, iv: iv, associatedData: Array("ad".utf8)) == Array("login state".utf8))
+            // The same box as `seal` makes with that IV in front.
+            #expect(try AESGCM.open(iv + sealed, key: key, associatedData: Array("ad".utf8)) == Array("login state".utf8))
+            #expect(throws: JOSEError.decryptionFailed) {
+                try AESGCM.open(sealed, key: key, iv: iv.flippingBit(0), associatedData: Array("ad".utf8))
+            }
+            #expect(throws: JOSEError.decryptionFailed) { try AESGCM.open(sealed, key: key, iv: iv.prefix(11)) }
+            #expect(throws: JOSEError.self) { try AESGCM.seal([1], key: key, iv: iv.prefix(11)) }
+        }
+
         @Test("keys must be 32 bytes")
         func keyLength() {
             #expect(throws: JOSEError.invalidKey("AES-256-GCM needs a 32-byte key, got 16 bytes")) {

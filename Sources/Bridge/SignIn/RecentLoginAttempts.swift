@@ -30,8 +30,14 @@ final class RecentLoginAttempts: Sendable {
     /// and callback at 270 sign-ins a second; beyond that the oldest are read from the database again.
     static let defaultCapacity = 8_192
 
+    /// A remembered attempt, and when it was spent here (set in place: no new entry per sign-in).
+    private struct Slot {
+        let entry: Entry
+        var spentAt: Date?
+    }
+
     private struct Ring {
-        var entries: [String: Entry] = [:]
+        var entries: [String: Slot] = [:]
         /// Keys in the order remembered; the oldest is overwritten (and its entry dropped) when the ring is full.
         var order: [String?]
         var next = 0
@@ -48,22 +54,21 @@ final class RecentLoginAttempts: Sendable {
             if let oldest = ring.order[ring.next] { ring.entries[oldest] = nil }
             ring.order[ring.next] = attempt.state
             ring.next = (ring.next + 1) % ring.order.count
-            ring.entries[attempt.state] = Entry(attempt: attempt, authorization: authorization)
+            ring.entries[attempt.state] = Slot(entry: Entry(attempt: attempt, authorization: authorization))
         }
     }
 
     func entry(stateDigest: String) -> Entry? {
-        ring.withLock { $0.entries[stateDigest] }
+        guard let slot = ring.withLock({ $0.entries[stateDigest] }) else { return nil }
+        guard let spentAt = slot.spentAt else { return slot.entry }
+        var spent = slot.entry.attempt
+        spent.consumedAt = spentAt
+        return Entry(attempt: spent, authorization: slot.entry.authorization)
     }
 
     /// Remembers a remembered attempt as spent (`at`), so that a repeated callback is refused before its token is
     /// verified, as a database read would refuse it; one not remembered stays so.
     func spend(stateDigest: String, at now: Date) {
-        ring.withLock { ring in
-            guard let entry = ring.entries[stateDigest] else { return }
-            var spent = entry.attempt
-            spent.consumedAt = now
-            ring.entries[stateDigest] = Entry(attempt: spent, authorization: entry.authorization)
-        }
+        ring.withLock { $0.entries[stateDigest]?.spentAt = now }
     }
 }

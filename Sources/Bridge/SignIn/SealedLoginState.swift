@@ -3,62 +3,70 @@ import JOSE
 import Storage
 
 /// The `state` of a web login attempt, carrying what its callback checks: the attempt's nonce, the digest of its
-/// binding cookie, and its times, sealed with AES-256-GCM under a key derived from BRIDGE_SECRET_KEY. Any instance
-/// sharing that key checks a callback's attempt from its `state` alone, without reading the database, whichever
-/// instance served the login page and however long ago. The attempt is still stored, and spent by the sign-in's
-/// own write: that is what makes it single use, and what refuses an attempt spent meanwhile.
+/// binding cookie, and its times. Any instance sharing BRIDGE_SECRET_KEY checks a callback's attempt from its `state`
+/// alone, without reading the database, whichever instance served the login page and however long ago. The attempt
+/// is still stored, and spent by the sign-in's own write: that is what makes it single use, and what refuses an
+/// attempt spent meanwhile.
 ///
-/// The sealed box's random 96-bit IV and the 256-bit random nonce inside it make every state unpredictable; a state
-/// that does not open (another key, altered, or not sealed at all, like an OpenID client's authorization's) is
-/// looked up in the database as before.
+/// Layout: the nonce's 32 random bytes (the nonce is public: it goes to Apple beside the state), then AES-256-GCM
+/// under a key derived from BRIDGE_SECRET_KEY, its IV the nonce's first 12 bytes and the whole nonce authenticated
+/// with it, over the times (whole unix seconds, 32 bits each) and the binding digest: 88 bytes, 118 characters, so
+/// that the state's own SHA-256 (its key in the database) is two blocks. A state that does not open (another key,
+/// altered, or not sealed at all, like an OpenID client's authorization's) is looked up in the database as before.
 struct SealedLoginState: Sendable {
     private let key: [UInt8]
     /// Binds the box to its use: a box sealed for anything else under the same key does not open as a state.
-    private static let associatedData = Array("login-state-v1".utf8)
-    private static let version: UInt8 = 1
-    /// version, created at and expires at (whole unix seconds, big-endian), the binding digest's 32 bytes; the
-    /// nonce's UTF-8 follows.
-    private static let fixedLength = 1 + 8 + 8 + 32
+    private static let purpose = Array("login-state-v1".utf8)
+    private static let nonceLength = 32
+    /// created at, expires at, the binding digest's 32 bytes.
+    private static let sealedLength = 4 + 4 + 32
+    private static let stateLength = nonceLength + sealedLength + AESGCM.tagLength
 
     init(key: [UInt8]) {
         self.key = key
     }
 
-    /// A state sealing `attempt`'s nonce, binding digest and times. The attempt's `state` (a digest) is not inside:
-    /// it is the digest of what this returns.
+    /// A state for an attempt with this nonce (base64url of 32 bytes, as `SecretTokens.random()` makes it), binding
+    /// digest and times. The attempt's `state` (a digest) is not inside: it is the digest of what this returns.
+    /// A nonce is sealed once, for the one attempt it was made for: it is the IV, and AES-GCM must never seal two
+    /// things under one IV.
     func seal(nonce: String, bindingHash: String, createdAt: Date, expiresAt: Date) throws -> String {
+        guard let nonceBytes = Base64URL.decode(nonce), nonceBytes.count == Self.nonceLength,
+              Base64URL.encode(nonceBytes) == nonce else {
+            throw StoreError.invalidArgument("a login nonce is 32 bytes in base64url")
+        }
         guard bindingHash.utf8.count == 64, let binding = Self.bytes(hex: bindingHash) else {
             throw StoreError.invalidArgument("a binding digest is 64 lowercase hex digits")
         }
         var plain: [UInt8] = []
-        plain.reserveCapacity(Self.fixedLength + nonce.utf8.count)
-        plain.append(Self.version)
-        Self.append(Int64(createdAt.timeIntervalSince1970.rounded(.down)), to: &plain)
-        Self.append(Int64(expiresAt.timeIntervalSince1970.rounded(.down)), to: &plain)
+        plain.reserveCapacity(Self.sealedLength)
+        Self.append(createdAt, to: &plain)
+        Self.append(expiresAt, to: &plain)
         plain += binding
-        plain += nonce.utf8
-        return Base64URL.encode(try AESGCM.seal(plain, key: key, associatedData: Self.associatedData))
+        let sealed = try AESGCM.seal(plain, key: key, iv: nonceBytes[..<AESGCM.nonceLength],
+                                     associatedData: Self.purpose + nonceBytes)
+        return Base64URL.encode(nonceBytes + sealed)
     }
 
-    /// The live-or-not attempt `state` names, as stored (`stateDigest` is its digest; never spent, as far as the
-    /// state tells), or nil when `state` was not sealed with this key for this use.
+    /// The attempt `state` names, as stored (`stateDigest` is its digest; never spent, as far as the state tells),
+    /// or nil when `state` was not sealed with this key for this use.
     func open(_ state: String, stateDigest: String) -> LoginAttempt? {
-        guard state.utf8.count <= 512, let sealed = Base64URL.decode(state),
-              let plain = try? AESGCM.open(sealed, key: key, associatedData: Self.associatedData),
-              plain.count > Self.fixedLength, plain[0] == Self.version,
-              let nonce = String(validating: plain[Self.fixedLength...], as: UTF8.self) else { return nil }
-        let createdAt = Self.int64(plain, at: 1), expiresAt = Self.int64(plain, at: 9)
-        return LoginAttempt(state: stateDigest, nonce: nonce, bindingHash: Hex.encode(plain[17..<Self.fixedLength]),
-                            createdAt: Date(timeIntervalSince1970: TimeInterval(createdAt)),
-                            expiresAt: Date(timeIntervalSince1970: TimeInterval(expiresAt)), consumedAt: nil)
+        guard state.utf8.count <= 160, let bytes = Base64URL.decode(state), bytes.count == Self.stateLength else { return nil }
+        let nonceBytes = bytes[..<Self.nonceLength]
+        guard let plain = try? AESGCM.open(bytes[Self.nonceLength...], key: key, iv: nonceBytes.prefix(AESGCM.nonceLength),
+                                           associatedData: Self.purpose + nonceBytes),
+              plain.count == Self.sealedLength else { return nil }
+        return LoginAttempt(state: stateDigest, nonce: Base64URL.encode(nonceBytes), bindingHash: Hex.encode(plain[8...]),
+                            createdAt: Self.date(plain, at: 0), expiresAt: Self.date(plain, at: 4), consumedAt: nil)
     }
 
-    private static func append(_ value: Int64, to bytes: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> Int64(shift))) }
+    private static func append(_ date: Date, to bytes: inout [UInt8]) {
+        let seconds = UInt32(clamping: Int64(date.timeIntervalSince1970.rounded(.down)))
+        for shift in [24, 16, 8, 0] { bytes.append(UInt8(truncatingIfNeeded: seconds >> UInt32(shift))) }
     }
 
-    private static func int64(_ bytes: [UInt8], at offset: Int) -> Int64 {
-        bytes[offset..<offset + 8].reduce(0) { $0 << 8 | Int64($1) }
+    private static func date(_ bytes: [UInt8], at offset: Int) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(bytes[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
     }
 
     private static func bytes(hex: String) -> [UInt8]? {
