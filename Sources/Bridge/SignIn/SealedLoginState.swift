@@ -35,7 +35,7 @@ struct SealedLoginState: Sendable {
               Base64URL.encode(nonceBytes) == nonce else {
             throw StoreError.invalidArgument("a login nonce is 32 bytes in base64url")
         }
-        guard bindingHash.utf8.count == 64, let binding = Self.bytes(hex: bindingHash) else {
+        guard let binding = Hex.decode(bindingHash), binding.count == 32, Hex.encode(binding) == bindingHash else {
             throw StoreError.invalidArgument("a binding digest is 64 lowercase hex digits")
         }
         var plain: [UInt8] = []
@@ -67,21 +67,5 @@ struct SealedLoginState: Sendable {
 
     private static func date(_ bytes: [UInt8], at offset: Int) -> Date {
         Date(timeIntervalSince1970: TimeInterval(bytes[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
-    }
-
-    private static func bytes(hex: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.utf8.count / 2)
-        var high: UInt8?
-        for character in hex.utf8 {
-            let value: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-            if let first = high { bytes.append(first << 4 | value); high = nil } else { high = value }
-        }
-        return high == nil ? bytes : nil
     }
 }
