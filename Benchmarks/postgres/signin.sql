@@ -5,6 +5,8 @@
 -- pipeline mode), so the session finds its member by a subquery where the bridge binds the id: one index probe more.
 -- The callback's read of its login attempt, which the bridge makes only for an attempt it does not remember, is
 -- Benchmarks/postgres/attempt-read.sql; scripts/bench adds it to as many transactions as the bridge read attempts.
+-- scripts/bench also runs it N to a transaction (grouped_script), as the bridge's group commit sends sign-ins that
+-- arrive together: each session then goes out with the next sign-in's first round trip.
 -- No HTTP, no RSA, no bridge: what PostgreSQL alone manages on this machine. Login attempts 'pgbench-st1' through
 -- 'pgbench-st200000' are inserted first.
 \set a random(1, 200000)

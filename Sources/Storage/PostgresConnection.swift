@@ -100,10 +100,21 @@ final class PostgresConnection {
     private var preparedByAddress: [UInt: (key: StatementKey, name: String)] = [:]
     /// A BEGIN that goes out with the next statement (`begin(_:)`).
     private var pendingBegin: String?
-    /// Commands sent in pipeline mode whose results are not read yet (`send`), with what each must change.
-    private var queued: [ChangeRequirement?] = []
+    /// Commands sent in pipeline mode whose results are not read yet (`send`), with what each must change and its
+    /// number in `statementsSent`.
+    private var queued: [(requirement: ChangeRequirement?, number: Int)] = []
     /// Statements sent since the last `begin`, the first of them with the BEGIN.
     private(set) var statementsInTransaction = 0
+    /// Statements sent on this connection so far: each one's number, in the order they went out.
+    private(set) var statementsSent = 0
+    /// The number (in `statementsSent`) of the last statement whose result said it changed or returned rows: a
+    /// write that threw with no statement of its own past this mark, and none queued, changed nothing.
+    private(set) var lastStatementWithRows = 0
+    /// The number of the last statement that changed other than the number of rows its `ChangeRequirement` asked.
+    private(set) var lastMissedRequirement = 0
+
+    /// True while statements sent without waiting have not been answered yet.
+    var hasUnansweredStatements: Bool { !queued.isEmpty }
     /// The failure behind the last error thrown, so the store can tell a serialization
     /// failure (retry) or a lost connection (discard) from any other error.
     private(set) var lastFailure: PostgresFailure?
@@ -196,7 +207,7 @@ final class PostgresConnection {
             return
         }
         // A queued statement that must change some number of rows is checked before the COMMIT goes out.
-        if queued.contains(where: { $0 != nil }) { try flushChecked() }
+        if queued.contains(where: { $0.requirement != nil }) { try flushChecked() }
         guard !queued.isEmpty else { return try execute("COMMIT") }
         let commit = try statementName("COMMIT", [])
         try queue { PQsendQueryPrepared(handle, commit, 0, nil, nil, nil, 0) }
@@ -207,7 +218,7 @@ final class PostgresConnection {
     /// sent but not waited for (the transaction is rolled back afterwards).
     func abandonUnitOfWork() {
         pendingBegin = nil
-        if !queued.isEmpty, let (last, _) = try? flush() { PQclear(last) }
+        if !queued.isEmpty, let (last, _, _) = try? flush() { PQclear(last) }
     }
 
     /// Runs a statement and returns how many rows it changed.
@@ -232,13 +243,15 @@ final class PostgresConnection {
         }
         let name = try statementName(sql, values)
         statementsInTransaction += 1
+        statementsSent += 1
         try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) in
             try queue(requiring) { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
         }
     }
 
-    private func meet(_ requirement: ChangeRequirement?, changed: Int) throws(PostgresFailure) {
+    private func meet(_ requirement: ChangeRequirement?, changed: Int, number: Int = 0) throws(PostgresFailure) {
         guard let requirement, changed != requirement.rows else { return }
+        lastMissedRequirement = max(lastMissedRequirement, number)
         throw PostgresFailure(sqlState: nil, message: "a statement changed \(changed) rows, not \(requirement.rows)",
                               connectionLost: false, refusal: requirement.refusal)
     }
@@ -253,9 +266,13 @@ final class PostgresConnection {
     private func withResult<T>(_ sql: String, _ values: [SQLValue], _ body: (OpaquePointer) -> T) throws(PostgresFailure) -> T {
         let name = try statementName(sql, values)
         statementsInTransaction += 1
+        statementsSent += 1
+        let number = statementsSent
         let result = try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) -> OpaquePointer? in
             guard pendingBegin != nil || !queued.isEmpty else {
-                return PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
+                let result = PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
+                if let result { noteRows(of: result, number: number) }
+                return result
             }
             try queue { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
             return try flush().result
@@ -304,16 +321,22 @@ final class PostgresConnection {
         }
         if let begin {
             guard PQsendQueryPrepared(handle, begin, 0, nil, nil, nil, 0) == 1 else { try lostConnection() }
-            queued.append(nil)
+            queued.append((nil, 0))
         }
         guard sendCommand() == 1 else { try lostConnection() }
-        queued.append(requirement)
+        queued.append((requirement, statementsSent))
+    }
+
+    private func noteRows(of result: OpaquePointer, number: Int) {
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK, Self.changedRows(result) > 0 else { return }
+        lastStatementWithRows = max(lastStatementWithRows, number)
     }
 
     /// Sends the queued commands, waits for every result and leaves pipeline mode; returns the last command's
     /// result (the caller clears it) and requirement once every earlier one succeeded and changed what it had to,
     /// else throws the first failure (the database ran no command after a failed one; after a refusal it did).
-    private func flush() throws(PostgresFailure) -> (result: OpaquePointer, requirement: ChangeRequirement?) {
+    private func flush() throws(PostgresFailure) -> (result: OpaquePointer, requirement: ChangeRequirement?, number: Int) {
         let requirements = queued
         let expected = requirements.count
         queued = []
@@ -337,25 +360,27 @@ final class PostgresConnection {
             results.forEach { PQclear($0) }
             try lostConnection()
         }
+        // Before any failure is thrown: the statements after a refusal ran all the same.
+        for (index, result) in results.enumerated() { noteRows(of: result, number: requirements[index].number) }
         for (index, result) in results.dropLast().enumerated() {
             do {
                 try check(result)
-                try meet(requirements[index], changed: Self.changedRows(result))
+                try meet(requirements[index].requirement, changed: Self.changedRows(result), number: requirements[index].number)
             } catch {
                 results[index...].forEach { PQclear($0) }
                 throw error
             }
             PQclear(result)
         }
-        return (last, requirements[expected - 1])
+        return (last, requirements[expected - 1].requirement, requirements[expected - 1].number)
     }
 
     /// `flush` for queued commands whose last result only needs checking.
     private func flushChecked() throws(PostgresFailure) {
-        let (last, requirement) = try flush()
+        let (last, requirement, number) = try flush()
         defer { PQclear(last) }
         try check(last)
-        try meet(requirement, changed: Self.changedRows(last))
+        try meet(requirement, changed: Self.changedRows(last), number: number)
     }
 
     /// The failure of a connection that broke mid-pipeline, recorded as `check` records one.

@@ -11,8 +11,8 @@ import WorkerThreads
 /// loses a race with another transaction (serialization failure or deadlock, SQLSTATE
 /// 40001/40P01) is rolled back and **its closure is run again** from the start, up to
 /// `maximumWriteAttempts` times. A `write` closure must therefore do nothing but store
-/// work: no side effects that must not happen twice. Reads run on a REPEATABLE READ,
-/// READ ONLY snapshot.
+/// work: no side effects that must not happen twice. READ COMMITTED writes that wait together share one
+/// transaction (`PostgresGroupCommit`). Reads run on a REPEATABLE READ, READ ONLY snapshot.
 ///
 /// When the server is unreachable, calls throw `StoreError.unavailable` after at most
 /// the connect timeout (`connect_timeout`, default 5 s); a broken connection is closed
@@ -35,41 +35,58 @@ public final class PostgresStore: Store {
     /// Serializes `migrate()` across every instance using the same database.
     static let migrationLockKey: Int64 = 0x4150_5049_4442_5247  // arbitrary, fixed
     private let pool: PostgresConnectionPool
-    private let retries = Lock(RetryCounts())
-
-    private struct RetryCounts {
-        var serializationFailures = 0
-        var deadlocks = 0
-        var lockTimeouts = 0
-    }
+    private let unitOfWork: PostgresUnitOfWork
 
     public var writeRetries: [(cause: String, count: Int)] {
-        let counts = retries.withLock { $0 }
+        let counts = unitOfWork.retries.withLock { $0 }
         return [("serialization_failure", counts.serializationFailures), ("deadlock", counts.deadlocks)]
     }
 
-    public var lockTimeouts: Int { retries.withLock { $0.lockTimeouts } }
-    /// Run the writes of callers that must not wait for the database's round trips: one thread per pooled
-    /// connection (more would only wait for a connection).
+    public var lockTimeouts: Int { unitOfWork.retries.withLock { $0.lockTimeouts } }
+    /// Run the SERIALIZABLE writes of callers that must not wait for the database's round trips: one thread per
+    /// pooled connection (more would only wait for a connection).
     private let writeWorkers: WorkerPool
+    /// Runs the READ COMMITTED writes (sign-ins, login attempts, rate limits), several in one transaction when
+    /// they arrive together.
+    private let groupCommit: PostgresGroupCommit
 
     /// Connects once (so a wrong URL or an unreachable server is reported now) and keeps
     /// that connection in the pool. Call `migrate()` before use.
-    public init(url: PostgresURL, poolSize: Int = PostgresStore.defaultPoolSize) throws {
+    public convenience init(url: PostgresURL, poolSize: Int = PostgresStore.defaultPoolSize) throws {
+        try self.init(url: url, poolSize: poolSize, batchLimits: .init())
+    }
+
+    init(url: PostgresURL, poolSize: Int, batchLimits: PostgresGroupCommit.Limits) throws {
         guard poolSize > 0 else {
             throw StoreError.invalidArgument("the PostgreSQL pool needs at least one connection (got \(poolSize))")
         }
         self.url = url
         writeWorkers = WorkerPool(maxThreads: poolSize, name: "postgres-write")
         let defaults = Self.connectionDefaults(environment: ProcessInfo.processInfo.environment)
-        pool = PostgresConnectionPool(capacity: poolSize, waitLimit: Self.poolWaitSeconds) { () throws(PostgresFailure) in
+        let pool = PostgresConnectionPool(capacity: poolSize, waitLimit: Self.poolWaitSeconds) { () throws(PostgresFailure) in
             let connection = try PostgresConnection(conninfo: url.connectionString, defaults: defaults)
             try connection.execute(Self.sessionLimits)
             return connection
         }
-        let first = try borrow()
+        let unitOfWork = PostgresUnitOfWork(pool: pool, url: url, retries: Lock(.init()))
+        self.pool = pool
+        self.unitOfWork = unitOfWork
+        groupCommit = PostgresGroupCommit(host: .init(
+            borrow: unitOfWork.borrow, giveBack: pool.giveBack,
+            runAlone: { body in
+                try unitOfWork(begin: Self.readCommitted, maximumAttempts: Self.maximumWriteAttempts, body)
+            },
+            scrub: unitOfWork.scrub), limits: batchLimits)
+        // Fully initialized here: if this throws, deinit stops the threads.
+        let first = try unitOfWork.borrow()
         pool.giveBack(first)
     }
+
+    static let readCommitted = "BEGIN ISOLATION LEVEL READ COMMITTED"
+
+    public var groupCommitCounts: GroupCommitCounts { groupCommit.counts }
+    /// Writes waiting for the group commit right now.
+    var waitingWriteCount: Int { groupCommit.waitingWriteCount }
 
     static func connectionDefaults(environment: [String: String]) -> [String: String] {
         var defaults = ["application_name": "apple-signin-bridge"]
@@ -88,7 +105,7 @@ public final class PostgresStore: Store {
     }
 
     public func migrate() throws -> [Int] {
-        let connection = try borrow()
+        let connection = try unitOfWork.borrow()
         defer { pool.giveBack(connection) }
         do {
             try connection.execute("SET statement_timeout = 0; SET lock_timeout = 0")
@@ -114,15 +131,18 @@ public final class PostgresStore: Store {
         try write(isolation: .serializable, body)
     }
 
+    /// A READ COMMITTED write may share its transaction with others (see `PostgresGroupCommit`).
     public func write<T>(isolation: WriteIsolation, _ body: (any StoreTransaction) throws -> T) throws -> T {
-        let begin = switch isolation {
-        case .serializable: "BEGIN ISOLATION LEVEL SERIALIZABLE"
-        case .readCommitted: "BEGIN ISOLATION LEVEL READ COMMITTED"
+        switch isolation {
+        case .serializable:
+            try unitOfWork(begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", maximumAttempts: Self.maximumWriteAttempts, body)
+        case .readCommitted:
+            try groupCommit.write(body)
         }
-        return try unitOfWork(begin: begin, maximumAttempts: Self.maximumWriteAttempts, body)
     }
 
-    /// Runs `write` on one of the store's worker threads (one per pooled connection), then `completion` there.
+    /// Runs `write` on one of the store's worker threads (one per pooled connection), then `completion` there; a
+    /// READ COMMITTED write on the group commit's lanes instead.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         write(isolation: .serializable, body, completion: completion)
@@ -130,98 +150,13 @@ public final class PostgresStore: Store {
 
     public func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        if isolation == .readCommitted { return groupCommit.write(body, completion: completion) }
         let queued = writeWorkers.run { [self] in completion(Result { try write(isolation: isolation, body) }) }
         if !queued { completion(.failure(StoreError.database("the store is closed"))) }
     }
 
-    deinit { writeWorkers.stop() }
-
-    /// `begin` nil: no transaction around `body`, for a body of one statement.
-    private func unitOfWork<T>(
-        begin: String?, maximumAttempts: Int, _ body: (any StoreTransaction) throws -> T
-    ) throws -> T {
-        var attempt = 1
-        var staleConnections = 0
-        while true {
-            let connection = try borrow()
-            defer { pool.giveBack(connection) }
-            connection.clearFailure()
-            do {
-                return try transaction(on: connection, begin: begin, body)
-            } catch let stale as StaleConnection {
-                // An idle connection the server dropped (e.g. it restarted): the others
-                // are likely gone too. Nothing ran yet, so try once more on a new one.
-                pool.discardIdle()
-                staleConnections += 1
-                if staleConnections > 1 { throw stale.failure.storeError(scrub: url.scrub) }
-            } catch {
-                if connection.lastFailure?.sqlState == "55P03" { retries.withLock { $0.lockTimeouts += 1 } }
-                guard let failure = connection.lastFailure, failure.isRetryable, attempt < maximumAttempts else {
-                    throw error
-                }
-                retries.withLock {
-                    if failure.sqlState == "40P01" { $0.deadlocks += 1 } else { $0.serializationFailures += 1 }
-                }
-                attempt += 1
-                Self.backOff(attempt: attempt)
-            }
-        }
-    }
-
-    private struct StaleConnection: Error {
-        let failure: PostgresFailure
-    }
-
-    private func transaction<T>(
-        on connection: PostgresConnection, begin: String?, _ body: (any StoreTransaction) throws -> T
-    ) throws -> T {
-        guard let begin else {
-            do {
-                return try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: url.scrub)))
-            } catch {
-                // A dropped connection fails the statement itself: a read, so nothing ran, and it can go again.
-                if let failure = connection.lastFailure, failure.connectionLost { throw StaleConnection(failure: failure) }
-                throw error
-            }
-        }
-        connection.begin(begin)
-        var committing = false
-        do {
-            let result = try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: url.scrub)))
-            committing = true
-            do {
-                try connection.commit()
-            } catch {
-                throw error.thrownToCaller(scrub: url.scrub)
-            }
-            return result
-        } catch {
-            connection.abandonUnitOfWork()
-            // The connection was found broken by the BEGIN sent with the first statement: nothing ran (nothing
-            // uncommitted survives a lost connection), so the unit of work can go again on another one. Not once
-            // the COMMIT was sent: the transaction may have committed.
-            if let failure = connection.lastFailure, failure.connectionLost, !committing,
-               connection.statementsInTransaction <= 1 {
-                throw StaleConnection(failure: failure)
-            }
-            if connection.isUsable && connection.isInsideTransaction {
-                try? connection.execute("ROLLBACK")
-            }
-            throw error
-        }
-    }
-
-    private func borrow() throws -> PostgresConnection {
-        do {
-            return try pool.borrow()
-        } catch {
-            throw StoreError.unavailable("cannot connect to \(url): \(url.scrub(error.message))")
-        }
-    }
-
-    /// A short random pause, growing with each attempt, so racing writers spread out.
-    private static func backOff(attempt: Int) {
-        let ceiling = min(0.002 * pow(2, Double(attempt)), 0.2)
-        Thread.sleep(forTimeInterval: Double.random(in: 0...ceiling))
+    deinit {
+        groupCommit.stop()
+        writeWorkers.stop()
     }
 }

@@ -102,6 +102,8 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     private var stopping = false
     private var writerThreadExited = false
     private var committedBatches = 0
+    private var committedWrites = 0
+    private var replayedBatches = 0
     private var writerThread: Thread?
     /// Writer thread only: whether the last batch had a closure that threw (the next one then uses savepoints).
     private var lastBatchHadFailedWrite = false
@@ -124,6 +126,10 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     /// How many batches have committed so far.
     var commitCount: Int {
         condition.withLock { committedBatches }
+    }
+
+    var counts: GroupCommitCounts {
+        condition.withLock { GroupCommitCounts(commits: committedBatches, writes: committedWrites, replays: replayedBatches) }
     }
 
     /// Callers whose closure waits in the queue right now (not counting the one running).
@@ -290,6 +296,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     /// wrote before it threw, and runs the batch's succeeded closures again, each in its own savepoint. Returns the
     /// new batch, nil if no transaction could open (then every one of them is answered with that error).
     private func replayWithSavepoints(_ failed: Batch) -> Batch? {
+        condition.withLock { replayedBatches += 1 }
         var batch: Batch
         do {
             batch = try openBatch(withSavepoints: true)
@@ -369,7 +376,10 @@ final class SQLiteGroupCommit: @unchecked Sendable {
             _ = try? connection.run("ROLLBACK")
         }
         if failure == nil {
-            condition.withLock { committedBatches += 1 }
+            condition.withLock {
+                committedBatches += 1
+                committedWrites += batch.succeeded.count
+            }
             afterCommit()
         }
         for caller in batch.succeeded {

@@ -111,6 +111,7 @@ public final class SQLiteStore: Store {
 
     /// Batches committed so far by this store's writer.
     var committedBatchCount: Int { writer.commitCount }
+    public var groupCommitCounts: GroupCommitCounts { writer.counts }
     var waitingWriterCount: Int { writer.waitingWriterCount }
     var checkpointCount: Int { checkpointer.checkpointCount }
 

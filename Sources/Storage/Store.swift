@@ -177,7 +177,8 @@ public enum WriteIsolation: Sendable {
     /// every rule is one conditional statement on the row it guards (`UPDATE … WHERE consumed_at IS NULL`, an upsert
     /// whose `WHERE` refuses, an `INSERT` on a unique key) or a read that locks the row it then changes: nothing it
     /// decides rests on a row it did not lock, so it needs no retry. SERIALIZABLE would refuse such transactions for
-    /// sharing index pages (PostgreSQL's predicate locks are per page), and run them again.
+    /// sharing index pages (PostgreSQL's predicate locks are per page), and run them again. Such writes that wait
+    /// together share one transaction on PostgreSQL, run in turn (`PostgresGroupCommit`), as every write does on SQLite.
     case readCommitted
 }
 
@@ -194,6 +195,8 @@ public protocol Store: Sendable {
     /// Store calls that failed because a lock stayed held past the session's lock timeout (PostgreSQL's
     /// `lock_timeout`, SQLSTATE 55P03; answered as unavailable), since the store opened; 0 where nothing waits for a row.
     var lockTimeouts: Int { get }
+    /// What the store's group commit did since the store opened (see `GroupCommitCounts`).
+    var groupCommitCounts: GroupCommitCounts { get }
     /// Applies pending numbered migrations, each in its own transaction, and returns the
     /// versions applied by this call (empty when up to date). Throws
     /// `StoreError.schemaTooNew` for a database migrated by a newer build.
@@ -226,9 +229,28 @@ public protocol Store: Sendable {
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
 
+/// Writes of several callers that shared one transaction: every write on SQLite (its one writer), the READ COMMITTED
+/// writes (sign-ins, login attempts, rate limits) on PostgreSQL.
+public struct GroupCommitCounts: Sendable, Equatable {
+    /// Write transactions committed.
+    public var commits = 0
+    /// The writes those transactions carried: `writes / commits` is how many one COMMIT carried on average.
+    public var writes = 0
+    /// Batches in which a write failed after it had written, so that the batch's other writes ran again (SQLite:
+    /// each in a savepoint of a new transaction; PostgreSQL: each alone).
+    public var replays = 0
+
+    public init(commits: Int = 0, writes: Int = 0, replays: Int = 0) {
+        self.commits = commits
+        self.writes = writes
+        self.replays = replays
+    }
+}
+
 extension Store {
     public var writeRetries: [(cause: String, count: Int)] { [] }
     public var lockTimeouts: Int { 0 }
+    public var groupCommitCounts: GroupCommitCounts { GroupCommitCounts() }
 
     public func readOneStatement<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try read(body)

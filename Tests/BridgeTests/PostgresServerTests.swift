@@ -56,6 +56,13 @@ struct PostgresServerTests {
             #expect(metrics.contains("bridge_store_write_retries_total{cause=\"serialization_failure\"} 0"))
             #expect(metrics.contains("bridge_store_write_retries_total{cause=\"deadlock\"} 0"))
             #expect(metrics.contains("bridge_store_lock_timeouts_total 0"))
+            // GET /login, the callback and the app's sign-in are READ COMMITTED writes: the group commit's.
+            let grouped = { (name: String) in
+                metrics.first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+            }
+            let (commits, writes) = (grouped("bridge_store_group_commits_total"), grouped("bridge_store_group_committed_writes_total"))
+            #expect(writes >= 3 && commits >= 1 && commits <= writes, "\(commits) commits, \(writes) writes")
+            #expect(grouped("bridge_store_group_commit_replays_total") == 0)
         }
     }
 

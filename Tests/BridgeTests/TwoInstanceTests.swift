@@ -157,6 +157,12 @@ struct TwoInstanceTests {
             // At SERIALIZABLE, transactions that touched no common row still conflicted over index pages and ran again.
             let retries = (a.app.store.writeRetries + b.app.store.writeRetries).filter { $0.count > 0 }
             #expect(retries.isEmpty, "\(retries)")
+            // Every sign-in, rate-limit admission and login attempt went through the group commit, alone or together.
+            let grouped = [a, b].map(\.app.store.groupCommitCounts)
+            let writes: Int = grouped.map(\.writes).reduce(0, +)
+            let expected = 32 * 2 + 4 * 2  // each app sign-in and its admission; each web login attempt and sign-in
+            #expect(writes >= expected, "\(grouped)")
+            #expect(grouped.allSatisfy { $0.commits >= 1 && $0.commits <= $0.writes }, "\(grouped)")
         }
     }
 

@@ -80,6 +80,12 @@ public struct MetricFamily: Sendable {
                      "Sign-in callbacks' login attempts by where they were found (source: memory, remembered by this instance since its GET /login; state, opened from the callback's sealed state; database, read)."),
         MetricFamily("bridge_store_write_retries_total", .counter,
                      "PostgreSQL writes run again after losing a race with another instance, by cause (serialization_failure, deadlock)."),
+        MetricFamily("bridge_store_group_commits_total", .counter,
+                     "Write transactions that committed writes queued together (every write on SQLite; READ COMMITTED writes such as sign-ins, login attempts and rate limits on PostgreSQL)."),
+        MetricFamily("bridge_store_group_committed_writes_total", .counter,
+                     "The writes those transactions committed: divided by bridge_store_group_commits_total, how many one COMMIT carried."),
+        MetricFamily("bridge_store_group_commit_replays_total", .counter,
+                     "Batches in which a write failed after writing, so that the batch's other writes ran again (SQLite: each in a savepoint; PostgreSQL: each alone)."),
         MetricFamily("bridge_store_lock_timeouts_total", .counter,
                      "PostgreSQL store calls that waited past the 3 s lock timeout for a row another transaction held (answered 503)."),
         // HTTP.

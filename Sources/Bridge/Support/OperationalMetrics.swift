@@ -71,6 +71,11 @@ struct OperationalMetrics: Sendable {
         samples += store.writeRetries.map {
             Metrics.Sample("bridge_store_write_retries_total", Double($0.count), labels: [("cause", $0.cause)])
         }
+        // How many writes one COMMIT carried (writes ÷ commits), and how often a failed write made its batch run again.
+        let grouped = store.groupCommitCounts
+        samples += [Metrics.Sample("bridge_store_group_commits_total", Double(grouped.commits)),
+                    Metrics.Sample("bridge_store_group_committed_writes_total", Double(grouped.writes)),
+                    Metrics.Sample("bridge_store_group_commit_replays_total", Double(grouped.replays))]
         // Store calls that gave up waiting for a row another transaction held (PostgreSQL's lock_timeout).
         if store.backendName == "postgres" {
             samples.append(Metrics.Sample("bridge_store_lock_timeouts_total", Double(store.lockTimeouts)))
