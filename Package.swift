@@ -56,15 +56,16 @@ let package = Package(
                           path: "Benchmarks/signin-bench"),
         .executableTarget(name: "store-bench", dependencies: ["Storage"], path: "Benchmarks/store-bench"),
 
-        // Test helpers: a raw HTTP client, server launchers, HTML checks through libxml2.
+        // Test helpers: a raw HTTP client, server launchers, child processes, HTML checks through libxml2.
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),
-        .target(name: "TestSupport", dependencies: ["CHTMLQuery"]),
+        .target(name: "CChildProcess"),
+        .target(name: "TestSupport", dependencies: ["CHTMLQuery", "CChildProcess"]),
 
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "JOSETests", dependencies: ["JSON", "JOSE"]),
+        .testTarget(name: "JOSETests", dependencies: ["JSON", "JOSE", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "AppleIDTests", dependencies: ["AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "TestSupport"]),
         .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JSON", "JOSE"]),

@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import JOSE
 import Testing
+import TestSupport
 
 extension AppleIDTests {
     @Suite("Loading the .p8 key")
@@ -14,14 +15,10 @@ extension AppleIDTests {
 
         /// Runs `openssl genpkey` for curves JOSE cannot generate.
         static func opensslKey(curve: String) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: opensslPath)
-            process.arguments = ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let process = try ChildProcess(
+                executable: opensslPath, arguments: ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)"],
+                environment: ProcessInfo.processInfo.environment, standardError: .discard)
+            let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
             process.waitUntilExit()
             try #require(process.terminationStatus == 0)
             return String(decoding: data, as: UTF8.self)

@@ -20,24 +20,19 @@ func executablePath() throws -> String {
 
 /// Runs the executable with exactly `environment`, returning exit status and both outputs.
 final class RunningProcess {
-    let process = Process()
-    let output = Pipe()
-    let errors = Pipe()
+    let process: ChildProcess
 
     init(_ arguments: [String], environment: [String: String], directory: String = packageRoot,
          resources: String? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: try executablePath())
-        process.arguments = arguments + (resources.map { ["--resources", $0] } ?? [])
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { current, _ in current }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        process = try ChildProcess(executable: try executablePath(),
+                                   arguments: arguments + (resources.map { ["--resources", $0] } ?? []),
+                                   environment: environment.merging(["PATH": "/usr/bin:/bin"]) { current, _ in current },
+                                   directory: directory)
     }
 
     func wait() -> (status: Int32, output: String, errors: String) {
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        let out = process.standardOutput?.readDataToEndOfFile() ?? Data()
+        let err = process.standardError?.readDataToEndOfFile() ?? Data()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
@@ -192,7 +187,7 @@ struct ExecutableTests {
         let directory = try temporaryDirectory()
         let port = freeLoopbackPort()
         let running = try RunningProcess(["serve"], environment: validEnvironment(port: port, directory: directory))
-        let collected = CollectedOutput(running.errors.fileHandleForReading)
+        let collected = CollectedOutput(running.process.standardError!)
         defer {
             kill(running.process.processIdentifier, SIGTERM)
             running.process.waitUntilExit()

@@ -15,15 +15,12 @@ struct InstanceCrashTests {
     static let servicesID = "com.example.web"
 
     /// `serve` with its output discarded (a pipe nobody reads would stall it once full).
-    static func serve(port: Int, environment: [String: String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executablePath())
-        process.arguments = ["serve", "--resources", packageRoot]
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin", "BRIDGE_PORT": String(port),
-                                                   "BRIDGE_PUBLIC_URL": "http://127.0.0.1:\(port)"]) { _, new in new }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+    static func serve(port: Int, environment: [String: String]) throws -> ChildProcess {
+        let process = try ChildProcess(
+            executable: try executablePath(), arguments: ["serve", "--resources", packageRoot],
+            environment: environment.merging(["PATH": "/usr/bin:/bin", "BRIDGE_PORT": String(port),
+                                              "BRIDGE_PUBLIC_URL": "http://127.0.0.1:\(port)"]) { _, new in new },
+            standardOutput: .discard, standardError: .discard)
         for _ in 0..<200 where (try? RawHTTPClient.request(port: port, path: "/healthz"))?.status != 200 { usleep(50_000) }
         guard (try? RawHTTPClient.request(port: port, path: "/healthz"))?.status == 200 else {
             process.terminate()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the `openssl` command-line tool, to check our output against an independent implementation.
 enum OpenSSLCommand {
@@ -13,14 +14,9 @@ enum OpenSSLCommand {
 
     @discardableResult
     static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let process = try ChildProcess(executable: "/usr/bin/env", arguments: ["openssl"] + arguments,
+                                       environment: ProcessInfo.processInfo.environment, standardError: .standardOutput)
+        let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
         process.waitUntilExit()
         return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }
