@@ -200,7 +200,17 @@ final class PostgresGroupCommit: @unchecked Sendable {
         return jobs
     }
 
-    private func runAlone(_ job: Job) {
+    /// Runs one write in a transaction of its own. When no connection could be had, it and every write still queued
+    /// are answered with that failure, which is returned: each would otherwise wait out the connect timeout in turn
+    /// on this lane (minutes for a queue, where a caller of the store is promised an answer within that timeout).
+    @discardableResult
+    private func runAlone(_ job: Job) -> (any Error)? {
+        do {
+            host.giveBack(try host.borrow())  // kept idle in the pool for the write, which takes it at once
+        } catch {
+            failQueued(with: error, also: [job])
+            return error
+        }
         do {
             try host.runAlone { try job.run(in: $0) }
             condition.withLock {
@@ -211,6 +221,17 @@ final class PostgresGroupCommit: @unchecked Sendable {
         } catch {
             job.answer(failure: error)
         }
+        return nil
+    }
+
+    private func failQueued(with error: any Error, also jobs: some Sequence<Job>) {
+        let queued = condition.withLock {
+            var taken: [Job] = []
+            while let job = queue.popFirst() { taken.append(job) }
+            return taken
+        }
+        for job in jobs { job.answer(failure: error) }
+        for job in queued { job.answer(failure: error) }
     }
 
     private func runBatch(_ jobs: [Job]) {
@@ -218,7 +239,7 @@ final class PostgresGroupCommit: @unchecked Sendable {
         do {
             connection = try host.borrow()
         } catch {
-            for job in jobs { job.answer(failure: error) }
+            failQueued(with: error, also: jobs)
             return
         }
         switch run(jobs, on: connection) {
@@ -237,7 +258,11 @@ final class PostgresGroupCommit: @unchecked Sendable {
         case .rolledBack:
             host.giveBack(connection)
             condition.withLock { counted.replays += 1 }
-            for job in jobs { runAlone(job) }
+            for (index, job) in jobs.enumerated() {
+                guard let unreachable = runAlone(job) else { continue }
+                for rest in jobs[(index + 1)...] { rest.answer(failure: unreachable) }
+                break
+            }
         }
     }
 

@@ -188,7 +188,9 @@ extension BridgeHarness {
 
 /// Keys from the simulator always; token and revoke calls fail as unreachable while `isDown`, then reach it.
 final class FlakyPostsTransport: AppleHTTPTransport {
-    private let base = URLSessionTransport(timeout: 2)
+    /// Generous: in a full parallel test run the simulator, in this process, can take seconds to answer, and a retry
+    /// that timed out waits 10 s, then 20 s, for the next.
+    private let base = URLSessionTransport(timeout: 10)
     private let down = Mutex(true)
 
     var isDown: Bool {
@@ -221,14 +223,18 @@ struct CodeExchangeRetryTests {
 
         transport.isDown = false  // Apple is back, normally before the first retry (5 s after the sign-in)
         // On a loaded machine the sign-in's answer can take longer than that, and the retry due then still finds Apple
-        // down: the next ones come 10 and 20 s later (15 s once failed a full run, 2026-12-05).
-        let deadline = Date().addingTimeInterval(45)
+        // down; retries come 5, 15, 35 and 75 s after the sign-in (15 s and then 45 s each failed a full local run on
+        // 2026-12-05, which runs every suite at once).
+        let deadline = Date().addingTimeInterval(90)
         var stored = try harness.app.store.read { try $0.appleToken(userID: userID) }
         while stored == nil && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
             stored = try harness.app.store.read { try $0.appleToken(userID: userID) }
         }
-        #expect(stored?.clientID == BridgeHarness.bundleID)
+        let outcomes = ["ok", "given_up", "dropped"].map {
+            "\($0) \(harness.app.metrics.value("bridge_code_exchange_retries_total{result=\"\($0)\"}"))"
+        }
+        #expect(stored?.clientID == BridgeHarness.bundleID, "retries: \(outcomes)")
         #expect(harness.app.metrics.value("bridge_code_exchange_retries_total{result=\"ok\"}") == 1)
     }
 }

@@ -160,6 +160,42 @@ extension PostgresStoreTests {
             }
         }
 
+        @Test("with no connection to be had, every queued write is answered when the first gives up, not one pool wait after another")
+        func noConnectionFailsTheQueue() throws {
+            try withFreshPostgresDatabase { url in
+                let store = try PostgresStore(url: url, poolSize: 1, batchLimits: .init(lanes: 1, maxWrites: 64))
+                _ = try store.migrate()
+                // A SERIALIZABLE write (not the lanes') holds the pool's one connection.
+                let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), held = DispatchGroup()
+                held.enter()
+                store.write(isolation: .serializable, { tx in
+                    _ = try tx.loginAttempt(state: "nobody")
+                    holding.signal()
+                    release.wait()
+                }, completion: { _ in held.leave() })
+                holding.wait()
+                let outcomes = Collected<(Int, Result<String, any Error>)>(), runs = Collected<Int>(), answered = DispatchGroup()
+                let started = Date()
+                for index in 0..<4 {
+                    Self.queue(store, index, answered, outcomes, runs: runs) { tx in
+                        try tx.insertLoginAttempt(loginAttempt("w\(index)"))
+                        return "ok"
+                    }
+                    // The first is taken alone, and waits for a connection; the others queue behind it.
+                    while index == 0, store.waitingWriteCount > 0 { usleep(1_000) }
+                }
+                answered.wait()
+                let waited = Date().timeIntervalSince(started)
+                release.signal()
+                held.wait()
+                // One pool wait (5 s) for all four, where the queue used to wait its own after the first's (10 s).
+                #expect(waited < 8, "\(waited) s")
+                #expect(outcomes.all.count == 4)
+                #expect(outcomes.all.allSatisfy { if case .failure(StoreError.unavailable) = $0.1 { true } else { false } })
+                #expect(runs.all.isEmpty)
+            }
+        }
+
         @Test("a batch kept waiting for a row another transaction holds runs its writes alone, which wait for it as usual")
         func lockWaitRunsAlone() throws {
             try withFreshPostgresDatabase { url in
