@@ -42,49 +42,7 @@ final class PostgresGroupCommit: @unchecked Sendable {
         let scrub: @Sendable (String) -> String
     }
 
-    /// One queued closure and whoever waits for its outcome.
-    private final class Job: @unchecked Sendable {
-        /// Kept until the job is answered (it may run again), dropped then: a waiting caller's
-        /// `withoutActuallyEscaping` checks that nothing kept it.
-        private var body: ((any StoreTransaction) throws -> Void)?
-        private var answered: (((any Error)?) -> Void)?
-
-        init(body: @escaping (any StoreTransaction) throws -> Void, answered: @escaping ((any Error)?) -> Void) {
-            self.body = body
-            self.answered = answered
-        }
-
-        func run(in transaction: any StoreTransaction) throws {
-            guard let body else { return }
-            try body(transaction)
-        }
-
-        func answer(failure: (any Error)? = nil) {
-            body = nil
-            let answered = answered
-            self.answered = nil
-            answered?(failure)
-        }
-    }
-
-    private final class Waiter: @unchecked Sendable {
-        private let semaphore = DispatchSemaphore(value: 0)
-        private var failure: (any Error)?
-
-        func answer(_ failure: (any Error)?) {
-            self.failure = failure
-            semaphore.signal()
-        }
-
-        func wait() throws {
-            semaphore.wait()
-            if let failure { throw failure }
-        }
-    }
-
-    private final class ResultSlot<T>: @unchecked Sendable {
-        var value: T?
-    }
+    private typealias Job = QueuedWrite<any StoreTransaction>
 
     private let host: Host
     private let limits: Limits
@@ -119,32 +77,14 @@ final class PostgresGroupCommit: @unchecked Sendable {
     var waitingWriteCount: Int { condition.withLock { queue.count } }
 
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-        try withoutActuallyEscaping(body) { body in
-            var result: T?
-            let waiter = Waiter()
-            // The caller waits for the answer, so `body` and `result` outlive the job's runs.
-            try enqueue(Job(body: { result = try body($0) }, answered: waiter.answer))
-            try waiter.wait()
-            guard let result else { throw StoreError.database("the write was answered without running") }
-            return result
-        }
+        try Job.submitAndWait(body, submit: enqueue)
     }
 
     /// Queues a write; `completion` runs on a lane thread once it failed, or its transaction committed.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let result = ResultSlot<T>()
-        let job = Job(body: { result.value = try body($0) }, answered: { failure in
-            if let failure {
-                completion(.failure(failure))
-            } else if let value = result.value {
-                completion(.success(value))
-            } else {
-                completion(.failure(StoreError.database("the write was answered without running")))
-            }
-        })
         do {
-            try enqueue(job)
+            try enqueue(.answering(body, completion: completion))
         } catch {
             completion(.failure(error))
         }
@@ -212,7 +152,7 @@ final class PostgresGroupCommit: @unchecked Sendable {
             return error
         }
         do {
-            try host.runAlone { try job.run(in: $0) }
+            try host.runAlone { try job.run(on: $0) }
             condition.withLock {
                 counted.commits += 1
                 counted.writes += 1
@@ -281,12 +221,12 @@ final class PostgresGroupCommit: @unchecked Sendable {
         var refused: [(job: Job, error: any Error)] = []
         var committing = false
         do {
-            connection.begin("BEGIN ISOLATION LEVEL READ COMMITTED")
+            connection.begin(PostgresUnitOfWork.beginReadCommitted)
             try connection.send("SET LOCAL lock_timeout = '\(limits.lockWait)'")
             for job in jobs {
                 let mark = connection.statementsSent, missedBefore = connection.lastMissedRequirement
                 do {
-                    try job.run(in: transaction)
+                    try job.run(on: transaction)
                     succeeded.append(job)
                 } catch {
                     // Refused before any statement of its own changed or returned a row, and not for a statement of

@@ -74,15 +74,13 @@ public final class PostgresStore: Store {
         groupCommit = PostgresGroupCommit(host: .init(
             borrow: unitOfWork.borrow, giveBack: pool.giveBack,
             runAlone: { body in
-                try unitOfWork(begin: Self.readCommitted, maximumAttempts: Self.maximumWriteAttempts, body)
+                try unitOfWork(begin: PostgresUnitOfWork.beginReadCommitted, maximumAttempts: Self.maximumWriteAttempts, body)
             },
             scrub: unitOfWork.scrub), limits: batchLimits)
         // Fully initialized here: if this throws, deinit stops the threads.
         let first = try unitOfWork.borrow()
         pool.giveBack(first)
     }
-
-    static let readCommitted = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
     public var groupCommitCounts: GroupCommitCounts { groupCommit.counts }
     /// Writes waiting for the group commit right now.

@@ -17,6 +17,8 @@ struct PostgresUnitOfWork: Sendable {
 
     var scrub: @Sendable (String) -> String { url.scrub }
 
+    static let beginReadCommitted = "BEGIN ISOLATION LEVEL READ COMMITTED"
+
     /// `begin` nil: no transaction around `body`, for a body of one statement.
     func callAsFunction<T>(
         begin: String?, maximumAttempts: Int, _ body: (any StoreTransaction) throws -> T

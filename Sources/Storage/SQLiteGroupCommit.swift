@@ -27,58 +27,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         var maxDuration: Duration = .milliseconds(10)
     }
 
-    /// One queued closure and whoever waits for its outcome.
-    private final class Job: @unchecked Sendable {
-        /// A write runs inside the batch; an exclusive job gets the connection outside any transaction.
-        let isExclusive: Bool
-        /// Kept until the job is answered (it may run again, see the type's comment), and dropped then: a waiting
-        /// caller's `withoutActuallyEscaping` checks that nothing kept it.
-        private var body: ((SQLiteConnection) throws -> Void)?
-        /// Called once, on the writer thread, with the outcome (nil: success); dropped then, with what it holds.
-        private var answered: (((any Error)?) -> Void)?
-
-        init(isExclusive: Bool, body: @escaping (SQLiteConnection) throws -> Void,
-             answered: @escaping ((any Error)?) -> Void) {
-            self.isExclusive = isExclusive
-            self.body = body
-            self.answered = answered
-        }
-
-        /// Runs the closure; again when its batch is replayed.
-        func run(on connection: SQLiteConnection) throws {
-            guard let body else { return }
-            try body(connection)
-        }
-
-        func answer(failure: (any Error)? = nil) {
-            body = nil
-            let answered = answered
-            self.answered = nil
-            answered?(failure)
-        }
-    }
-
-    /// A caller blocked until the writer thread answers its job.
-    private final class Waiter: @unchecked Sendable {
-        private let semaphore = DispatchSemaphore(value: 0)
-        /// Set by the writer thread before it signals.
-        private var failure: (any Error)?
-
-        func answer(_ failure: (any Error)?) {
-            self.failure = failure
-            semaphore.signal()
-        }
-
-        func wait() throws {
-            semaphore.wait()
-            if let failure { throw failure }
-        }
-    }
-
-    /// What a write returned, kept on the writer thread until its batch commits.
-    private final class ResultSlot<T>: @unchecked Sendable {
-        var value: T?
-    }
+    private typealias Job = QueuedWrite<SQLiteConnection>
 
     /// The open transaction and the callers whose closures succeeded in it.
     private struct Batch {
@@ -123,11 +72,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         thread.start()
     }
 
-    /// How many batches have committed so far.
-    var commitCount: Int {
-        condition.withLock { committedBatches }
-    }
-
+    /// What the writer committed so far (commits are batches).
     var counts: GroupCommitCounts {
         condition.withLock { GroupCommitCounts(commits: committedBatches, writes: committedWrites, replays: replayedBatches) }
     }
@@ -138,33 +83,15 @@ final class SQLiteGroupCommit: @unchecked Sendable {
     }
 
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-        try withoutActuallyEscaping(body) { body in
-            var result: T?
-            // The caller waits for the answer, so `body` and `result` outlive the job's run.
-            try submitAndWait(isExclusive: false) { connection in result = try body(SQLTransaction(connection: connection)) }
-            guard let result else { throw StoreError.database("the writer answered without running the write") }
-            return result
-        }
+        try Job.submitAndWait({ connection in try body(SQLTransaction(connection: connection)) }, submit: enqueue)
     }
 
     /// Queues a write and returns at once; `completion` runs on the writer thread when the write failed, or
     /// after its batch committed (or failed to).
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let result = ResultSlot<T>()
-        let job = Job(isExclusive: false, body: { connection in
-            result.value = try body(SQLTransaction(connection: connection))
-        }, answered: { failure in
-            if let failure {
-                completion(.failure(failure))
-            } else if let value = result.value {
-                completion(.success(value))
-            } else {
-                completion(.failure(StoreError.database("the writer answered without running the write")))
-            }
-        })
         do {
-            try enqueue(job)
+            try enqueue(.answering({ connection in try body(SQLTransaction(connection: connection)) }, completion: completion))
         } catch {
             completion(.failure(error))
         }
@@ -172,12 +99,7 @@ final class SQLiteGroupCommit: @unchecked Sendable {
 
     /// The connection alone, outside any batch (migrations, checkpoints): an open batch commits first.
     func withExclusiveConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try withoutActuallyEscaping(body) { body in
-            var result: T?
-            try submitAndWait(isExclusive: true) { connection in result = try body(connection) }
-            guard let result else { throw StoreError.database("the writer answered without running the work") }
-            return result
-        }
+        try Job.submitAndWait(isExclusive: true, body, submit: enqueue)
     }
 
     /// Lets the writer finish what is queued, then stops its thread. Later writes fail.
@@ -191,12 +113,6 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         }
         writerThread = nil
         condition.unlock()
-    }
-
-    private func submitAndWait(isExclusive: Bool, _ body: @escaping (SQLiteConnection) throws -> Void) throws {
-        let waiter = Waiter()
-        try enqueue(Job(isExclusive: isExclusive, body: body, answered: waiter.answer))
-        try waiter.wait()
     }
 
     private func enqueue(_ job: Job) throws {

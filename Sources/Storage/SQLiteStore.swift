@@ -110,7 +110,7 @@ public final class SQLiteStore: Store {
     }
 
     /// Batches committed so far by this store's writer.
-    var committedBatchCount: Int { writer.commitCount }
+    var committedBatchCount: Int { writer.counts.commits }
     public var groupCommitCounts: GroupCommitCounts { writer.counts }
     var waitingWriterCount: Int { writer.waitingWriterCount }
     var checkpointCount: Int { checkpointer.checkpointCount }

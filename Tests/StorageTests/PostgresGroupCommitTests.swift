@@ -5,11 +5,22 @@ import Testing
 extension PostgresStoreTests {
     /// READ COMMITTED writes that wait together share one transaction (`PostgresGroupCommit`).
     @Suite("Group commit") struct GroupCommit {
+        /// Each queued write's index and outcome.
+        typealias Outcomes = Collected<(Int, Result<String, any Error>)>
+
         /// One lane, so that what waits while it is busy is one batch.
         static func migratedStore(_ url: PostgresURL) throws -> PostgresStore {
             let store = try PostgresStore(url: url, poolSize: 4, batchLimits: .init(lanes: 1, maxWrites: 64))
             _ = try store.migrate()
             return store
+        }
+
+        /// An attempt already used, which a later spend of it refuses.
+        static func storeSpentAttempt(_ state: String, in store: PostgresStore) throws {
+            try store.write { tx in
+                try tx.insertLoginAttempt(loginAttempt(state))
+                _ = try tx.consumeLoginAttempt(state: state, now: t0)
+            }
         }
 
         /// Holds the one lane inside a write until `queueOthers` has queued `others` writes (each entering `answered`
@@ -31,7 +42,7 @@ extension PostgresStoreTests {
 
         /// Queues `body` (index, run number) as a READ COMMITTED write; its outcome goes to `outcomes`.
         static func queue(_ store: PostgresStore, _ index: Int, _ answered: DispatchGroup,
-                          _ outcomes: Collected<(Int, Result<String, any Error>)>, runs: Collected<Int>,
+                          _ outcomes: Outcomes, runs: Collected<Int>,
                           _ body: @escaping @Sendable (any StoreTransaction) throws -> String) {
             answered.enter()
             store.write(isolation: .readCommitted, { tx in
@@ -40,7 +51,7 @@ extension PostgresStoreTests {
             }, completion: { outcomes.append((index, $0)); answered.leave() })
         }
 
-        static func described(_ outcomes: Collected<(Int, Result<String, any Error>)>) -> [String] {
+        static func described(_ outcomes: Outcomes) -> [String] {
             outcomes.all.sorted { $0.0 < $1.0 }.map { index, outcome in
                 switch outcome {
                 case let .success(value): "\(index) \(value)"
@@ -54,7 +65,7 @@ extension PostgresStoreTests {
             try withFreshPostgresDatabase { url in
                 let store = try Self.migratedStore(url)
                 let before = store.groupCommitCounts
-                let outcomes = Collected<(Int, Result<String, any Error>)>(), runs = Collected<Int>()
+                let outcomes = Outcomes(), runs = Collected<Int>()
                 Self.heldBatch(store, others: 8) { answered in
                     for index in 0..<8 {
                         Self.queue(store, index, answered, outcomes, runs: runs) { tx in
@@ -80,7 +91,7 @@ extension PostgresStoreTests {
             try withFreshPostgresDatabase { url in
                 let store = try Self.migratedStore(url)
                 let before = store.groupCommitCounts
-                let outcomes = Collected<(Int, Result<String, any Error>)>(), runs = Collected<Int>()
+                let outcomes = Outcomes(), runs = Collected<Int>()
                 Self.heldBatch(store, others: 4) { answered in
                     for index in 0..<4 {
                         Self.queue(store, index, answered, outcomes, runs: runs) { tx in
@@ -109,11 +120,8 @@ extension PostgresStoreTests {
         func deferredRefusalIsTheirs() throws {
             try withFreshPostgresDatabase { url in
                 let store = try Self.migratedStore(url)
-                try store.write { tx in
-                    try tx.insertLoginAttempt(loginAttempt("spent"))
-                    _ = try tx.consumeLoginAttempt(state: "spent", now: t0)
-                }
-                let outcomes = Collected<(Int, Result<String, any Error>)>(), runs = Collected<Int>()
+                try Self.storeSpentAttempt("spent", in: store)
+                let outcomes = Outcomes(), runs = Collected<Int>()
                 Self.heldBatch(store, others: 2) { answered in
                     Self.queue(store, 0, answered, outcomes, runs: runs) { tx in
                         try tx.insertLoginAttempt(loginAttempt("first"))
@@ -135,11 +143,8 @@ extension PostgresStoreTests {
         func refusedInItsOwnRoundTrip() throws {
             try withFreshPostgresDatabase { url in
                 let store = try Self.migratedStore(url)
-                try store.write { tx in
-                    try tx.insertLoginAttempt(loginAttempt("spent"))
-                    _ = try tx.consumeLoginAttempt(state: "spent", now: t0)
-                }
-                let outcomes = Collected<(Int, Result<String, any Error>)>(), runs = Collected<Int>()
+                try Self.storeSpentAttempt("spent", in: store)
+                let outcomes = Outcomes(), runs = Collected<Int>()
                 Self.heldBatch(store, others: 3) { answered in
                     for index in 0..<3 {
                         Self.queue(store, index, answered, outcomes, runs: runs) { tx in
@@ -174,7 +179,7 @@ extension PostgresStoreTests {
                     release.wait()
                 }, completion: { _ in held.leave() })
                 holding.wait()
-                let outcomes = Collected<(Int, Result<String, any Error>)>(), runs = Collected<Int>(), answered = DispatchGroup()
+                let outcomes = Outcomes(), runs = Collected<Int>(), answered = DispatchGroup()
                 let started = Date()
                 for index in 0..<4 {
                     Self.queue(store, index, answered, outcomes, runs: runs) { tx in
@@ -202,7 +207,7 @@ extension PostgresStoreTests {
                 let store = try Self.migratedStore(url)
                 try store.write { try $0.insertLoginAttempt(loginAttempt("locked")) }
                 let before = store.groupCommitCounts
-                let outcomes = Collected<(Int, Result<String, any Error>)>(), runs = Collected<Int>()
+                let outcomes = Outcomes(), runs = Collected<Int>()
                 let held = DispatchSemaphore(value: 0), released = Collected<String>()
                 Thread {
                     do {
