@@ -271,6 +271,24 @@ import Testing
         }
     }
 
+    @Test("a Unix socket named in the URL (its directory percent-encoded as the host): every pooled connection uses it")
+    func unixSocket() throws {
+        let socketURL = try PostgresURL(try TestPostgres.required("BRIDGE_TEST_POSTGRES_SOCKET_URL"))
+        try withFreshPostgresDatabase { tcp in
+            let name = try #require(tcp.database)
+            let store = try PostgresStore(url: try socketURL.withDatabase(name), poolSize: 2)
+            _ = try store.migrate()
+            onThreads(4) { thread in _ = try? store.write { try $0.insertLoginAttempt(loginAttempt("socket-\(thread)")) } }
+            #expect(try store.read { try $0.loginAttempt(state: "socket-3") } != nil)
+            // A client on a Unix socket has no address; over TCP it has one.
+            let overSocket = try postgresScalar("""
+                SELECT COUNT(*) FILTER (WHERE client_addr IS NULL) * 100 + COUNT(*) AS value FROM pg_stat_activity
+                WHERE datname = current_database() AND application_name = 'apple-signin-bridge'
+                """, in: tcp)
+            #expect(overSocket == 202, "100 × on the socket + all: both pooled connections use the socket")
+        }
+    }
+
     @Test("sslmode=verify-full without the certificate to check against is refused as unavailable")
     func tlsVerified() throws {
         let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-ca-\(UUID().uuidString).crt").path
