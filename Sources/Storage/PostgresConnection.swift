@@ -155,6 +155,18 @@ final class PostgresConnection {
         PQstatus(handle) == CONNECTION_OK
     }
 
+    /// TLS to a server on this machine (a loopback address, or `localhost`): every round trip encrypted and
+    /// decrypted on both ends, where the server's Unix socket needs neither.
+    var encryptsLoopback: Bool {
+        guard PQsslInUse(handle) == 1 else { return false }
+        let address = PQhostaddr(handle).map { String(cString: $0) } ?? ""
+        return Self.isLoopback(address.isEmpty ? PQhost(handle).map { String(cString: $0) } ?? "" : address)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
     /// True inside BEGIN … COMMIT (also when the transaction is aborted).
     var isInsideTransaction: Bool {
         let status = PQtransactionStatus(handle)

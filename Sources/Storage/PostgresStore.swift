@@ -82,6 +82,14 @@ public final class PostgresStore: Store {
         pool.giveBack(first)
     }
 
+    /// The connections go over TCP with TLS to this machine (`sslmode=prefer`, libpq's default, against a server
+    /// with `ssl = on`, as Debian's is): costly, and protecting nothing the Unix socket would not.
+    public var encryptsLoopback: Bool {
+        guard let connection = try? unitOfWork.borrow() else { return false }
+        defer { pool.giveBack(connection) }
+        return connection.encryptsLoopback
+    }
+
     public var groupCommitCounts: GroupCommitCounts { groupCommit.counts }
     /// Writes waiting for the group commit right now.
     var waitingWriteCount: Int { groupCommit.waitingWriteCount }

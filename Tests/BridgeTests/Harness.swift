@@ -88,7 +88,8 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     /// it, was answered 503 apple_keys_unavailable (several times in a day's runs, each time a different test).
     /// Tests of a cold cache start without the simulator.
     init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
-         transport: any AppleHTTPTransport = URLSessionTransport(timeout: 10), listener: ServerConfiguration? = nil) throws {
+         transport: any AppleHTTPTransport = URLSessionTransport(timeout: 10), listener: ServerConfiguration? = nil,
+         logger: Logger = .silent) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
@@ -109,7 +110,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         values.merge(settings) { _, new in new }
         let configuration = try BridgeConfiguration(values: values, mode: .development)
         server = try BridgeServer(configuration: configuration, resourcesDirectory: packageRoot,
-                                  transport: transport, clock: clock.clock, logger: .silent, server: listener,
+                                  transport: transport, clock: clock.clock, logger: logger, server: listener,
                                   signInRequestsPerMinute: signInRequestsPerMinute)
         try server.start()
         if startSimulator { try awaitAppleKeys() }

@@ -245,6 +245,11 @@ final class CapturedLog: Sendable {
 
     var logger: Logger { Logger(sink: { line in self.lines.withLock { $0.append(line) } }) }
 
+    /// Whether a line of `event` was written.
+    func contains(event: String) -> Bool {
+        lines.withLock { $0 }.contains { $0.contains(" event=\(event) ") || $0.hasSuffix(" event=\(event)") }
+    }
+
     var auditLines: [String] {
         lines.withLock { $0 }.compactMap { line in
             line.range(of: " event=member_request ").map { String(line[$0.upperBound...]) }

@@ -27,6 +27,29 @@ struct PostgresServerTests {
         try body(try PostgresURL(admin).withDatabase(name).connectionString)
     }
 
+    @Test("PostgreSQL on this machine over TLS: a warning at start-up points to its Unix socket; over the socket, none")
+    func tlsOnLoopbackWarned() throws {
+        let socket = ProcessInfo.processInfo.environment["BRIDGE_TEST_POSTGRES_SOCKET_URL"] ?? ""
+        try withDatabase { url in
+            // The test server has ssl = on, and the URL names 127.0.0.1 without sslmode: libpq's prefer encrypts.
+            let overTCP = CapturedLog()
+            let harness = try BridgeHarness(["BRIDGE_DATABASE": url], logger: overTCP.logger)
+            #expect(try TestBrowser(harness).signIn().status == 303)
+            #expect(overTCP.contains(event: "migrations_applied"))
+            #expect(overTCP.contains(event: "database_tls_on_loopback"))
+        }
+        try withDatabase { url in
+            guard !socket.isEmpty else { throw TestFailure("BRIDGE_TEST_POSTGRES_SOCKET_URL is not set: run the tests with scripts/test") }
+            let overSocket = CapturedLog()
+            let name = try #require(try PostgresURL(url).database)
+            let harness = try BridgeHarness(["BRIDGE_DATABASE": try PostgresURL(socket).withDatabase(name).connectionString],
+                                            logger: overSocket.logger)
+            #expect(try TestBrowser(harness).signIn().status == 303)
+            #expect(overSocket.contains(event: "migrations_applied"))
+            #expect(!overSocket.contains(event: "database_tls_on_loopback"))
+        }
+    }
+
     @Test("a web sign-in and an app's sign-in with refresh rotation, stored in PostgreSQL")
     func signIns() throws {
         try withDatabase { url in

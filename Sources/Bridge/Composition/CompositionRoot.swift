@@ -123,6 +123,12 @@ public enum CompositionRoot {
             if !applied.isEmpty {
                 logger.info("migrations_applied", ["versions": applied.map(String.init).joined(separator: ",")])
             }
+            if let postgres = store as? PostgresStore, postgres.encryptsLoopback {
+                logger.log(.warning, "database_tls_on_loopback", [
+                    "advice": "PostgreSQL is on this machine: name its Unix socket in BRIDGE_DATABASE "
+                        + "(postgres://USER@%2Frun%2Fpostgresql/DATABASE) to spare TLS on every round trip; see docs/deployment.md",
+                ])
+            }
             return store
         } catch {
             throw ConfigurationError("BRIDGE_DATABASE", "cannot be opened: \(error)")
