@@ -71,24 +71,21 @@ public final class PostgresStore: Store {
         let unitOfWork = PostgresUnitOfWork(pool: pool, url: url, retries: Lock(.init()))
         self.pool = pool
         self.unitOfWork = unitOfWork
+        // Before the lanes start, so that a failure here leaves no thread behind (the write workers start on demand).
+        let first = try unitOfWork.borrow()
+        encryptsLoopback = first.encryptsLoopback
+        pool.giveBack(first)
         groupCommit = PostgresGroupCommit(host: .init(
             borrow: unitOfWork.borrow, giveBack: pool.giveBack,
             runAlone: { body in
                 try unitOfWork(begin: PostgresUnitOfWork.beginReadCommitted, maximumAttempts: Self.maximumWriteAttempts, body)
             },
             scrub: unitOfWork.scrub), limits: batchLimits)
-        // Fully initialized here: if this throws, deinit stops the threads.
-        let first = try unitOfWork.borrow()
-        pool.giveBack(first)
     }
 
-    /// The connections go over TCP with TLS to this machine (`sslmode=prefer`, libpq's default, against a server
-    /// with `ssl = on`, as Debian's is): costly, and protecting nothing the Unix socket would not.
-    public var encryptsLoopback: Bool {
-        guard let connection = try? unitOfWork.borrow() else { return false }
-        defer { pool.giveBack(connection) }
-        return connection.encryptsLoopback
-    }
+    /// The first connection went over TCP with TLS to this machine (`sslmode=prefer`, libpq's default, against a
+    /// server with `ssl = on`, as Debian's is): costly, and protecting nothing the Unix socket would not.
+    public let encryptsLoopback: Bool
 
     public var groupCommitCounts: GroupCommitCounts { groupCommit.counts }
     /// Writes waiting for the group commit right now.
