@@ -118,6 +118,10 @@ final class PostgresConnection {
     /// The failure behind the last error thrown, so the store can tell a serialization
     /// failure (retry) or a lost connection (discard) from any other error.
     private(set) var lastFailure: PostgresFailure?
+    /// Set when a pipeline did not end at its sync point. libpq may still call the connection OK (the server's
+    /// FATAL was read, the socket's close not yet), but whatever it reads next would answer other statements: nothing
+    /// more is sent on it, and the pool closes it.
+    private var lostItsPlace = false
 
     /// Connects with a libpq connection string or `postgres://` URI. libpq itself reads
     /// the PG* environment variables and the password file for what the URI leaves out.
@@ -150,9 +154,14 @@ final class PostgresConnection {
         PQfinish(handle)
     }
 
-    /// False once libpq has seen the connection break.
+    /// False once libpq has seen the connection break, or a pipeline on it ended without its sync point.
     var isUsable: Bool {
-        PQstatus(handle) == CONNECTION_OK
+        !lostItsPlace && PQstatus(handle) == CONNECTION_OK
+    }
+
+    private func requireItsPlace() throws(PostgresFailure) {
+        guard lostItsPlace else { return }
+        throw PostgresFailure(sqlState: nil, message: "the connection lost its place in a pipeline", connectionLost: true)
     }
 
     /// TLS to a server on this machine (a loopback address, or `localhost`): every round trip encrypted and
@@ -198,6 +207,7 @@ final class PostgresConnection {
 
     /// Runs one or more `;`-separated statements without parameters (BEGIN, migrations).
     func execute(_ sql: String) throws(PostgresFailure) {
+        try requireItsPlace()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result)
@@ -276,6 +286,7 @@ final class PostgresConnection {
     }
 
     private func withResult<T>(_ sql: String, _ values: [SQLValue], _ body: (OpaquePointer) -> T) throws(PostgresFailure) -> T {
+        try requireItsPlace()
         let name = try statementName(sql, values)
         statementsInTransaction += 1
         statementsSent += 1
@@ -323,6 +334,7 @@ final class PostgresConnection {
 
     /// Queues one command in the pipeline (entering it, with the pending BEGIN first, if need be).
     private func queue(_ requirement: ChangeRequirement? = nil, _ sendCommand: () -> Int32) throws(PostgresFailure) {
+        try requireItsPlace()
         // BEGIN and COMMIT are prepared too (the server then parses neither again); preparing one waits for the
         // server, so the BEGIN's name is had before the pipeline starts.
         let beginText = pendingBegin
@@ -353,22 +365,31 @@ final class PostgresConnection {
         let expected = requirements.count
         queued = []
         var results: [OpaquePointer] = []
-        var complete = PQpipelineSync(handle) == 1
         // Each command's result is followed by a NULL; the sync point ends the pipeline. A NULL where a result
         // should be means the connection is gone.
-        while complete, results.count < expected {
-            guard let result = PQgetResult(handle) else { complete = false; break }
+        var answered = PQpipelineSync(handle) == 1
+        while answered, results.count < expected {
+            guard let result = PQgetResult(handle) else { answered = false; break }
             results.append(result)
-            _ = PQgetResult(handle)
+            if let unexpected = PQgetResult(handle) {
+                PQclear(unexpected)
+                answered = false
+            }
         }
-        if complete, let sync = PQgetResult(handle) {
-            complete = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        var synced = false
+        if answered, let sync = PQgetResult(handle) {
+            synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+            // An error in the sync's place: the server ended the session (shut down, or the backend was terminated)
+            // after it had answered every command, so the answers stand (a COMMIT answered has committed).
+            answered = synced || PQresultStatus(sync) == PGRES_FATAL_ERROR
             PQclear(sync)
         } else {
-            complete = false
+            answered = false
         }
-        complete = PQexitPipelineMode(handle) == 1 && complete
-        guard complete, let last = results.last else {
+        if !(PQexitPipelineMode(handle) == 1 && synced) {
+            lostItsPlace = true
+        }
+        guard answered, let last = results.last else {
             results.forEach { PQclear($0) }
             try lostConnection()
         }
@@ -397,6 +418,7 @@ final class PostgresConnection {
 
     /// The failure of a connection that broke mid-pipeline, recorded as `check` records one.
     private func lostConnection() throws(PostgresFailure) -> Never {
+        lostItsPlace = true
         let failure = PostgresFailure(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), connectionLost: !isUsable)
         lastFailure = lastFailure ?? failure
         throw failure
@@ -418,6 +440,7 @@ final class PostgresConnection {
         if !queued.isEmpty {  // libpq waits for nothing in pipeline mode: the queue goes out first
             try flushChecked()
         }
+        try requireItsPlace()
         let result = PQprepare(handle, name, sql, Int32(types.count), types)
         defer { PQclear(result) }
         try check(result)

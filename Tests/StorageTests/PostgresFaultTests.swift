@@ -10,8 +10,9 @@ import TestSupport
     /// Bound on any call during an outage: the default connect timeout plus slack.
     static let callBound: TimeInterval = Double(PostgresStore.defaultConnectTimeoutSeconds) + 1
 
-    /// Runs the fault server's control script: stop, start or restart. (posix_spawn and waitpid:
-    /// Foundation's `Process.waitUntilExit` can miss the exit of a script that starts a daemon.)
+    /// Runs the fault server's control script: stop, start, restart, or running (start unless it runs).
+    /// (posix_spawn and waitpid: Foundation's `Process.waitUntilExit` can miss the exit of a script that starts a
+    /// daemon.)
     func server(_ action: String) throws {
         let script = try TestPostgres.required("BRIDGE_TEST_POSTGRES_FAULT_CTL")
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(script), strdup(action), nil]
@@ -43,10 +44,16 @@ import TestSupport
         let admin = try PostgresURL(try TestPostgres.required("BRIDGE_TEST_POSTGRES_FAULT_URL"))
         let name = "bridge_fault_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try PostgresConnection(conninfo: admin.connectionString, defaults: [:]).execute("CREATE DATABASE \(name)")
-        defer { try? server("start") }  // already running is an error we do not care about here
+        defer { try? server("running") }
         let store = try PostgresStore(url: try admin.withDatabase(name), poolSize: poolSize)
         _ = try store.migrate()
         try body(store)
+    }
+
+    /// Waits up to 5 s for `condition`; the expectations after it say what did not happen.
+    func waitUntil(_ condition: () -> Bool) {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
     }
 
     /// Times `body`, returning what it threw (nil on success) and how long it took.
@@ -93,7 +100,10 @@ import TestSupport
             let slowest = Mutex<TimeInterval>(0)
             let load = DispatchGroup()
             for thread in 0..<4 {
-                DispatchQueue.global().async(group: load) {
+                // Threads of their own: on Dispatch's shared pool, busy with other suites, the load once barely ran.
+                load.enter()
+                Thread.detachNewThread {
+                    defer { load.leave() }
                     var i = 0
                     while running.load(ordering: .relaxed) {
                         i += 1
@@ -109,8 +119,10 @@ import TestSupport
                 }
             }
             Thread.sleep(forTimeInterval: 0.5)
+            waitUntil { outcomes.all.count >= 8 }
             try server("stop")
             let duringOutage = (0..<5).map { i in timed { _ = try store.read { try $0.loginAttempt(state: "load-0-\(i)") } } }
+            waitUntil { outcomes.all.contains { $0 != "ok" } }  // the load has met the outage
             try server("start")
             let backAt = Date()
             var recovered: TimeInterval?

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import Storage
+
+/// A server that ends the session between a pipeline's last answer and its sync point. PostgreSQL does that when it
+/// is stopped (or the backend terminated) right then; libpq has read the FATAL but not yet the socket's close, so it
+/// still calls the connection OK. CI once saw a store report that as an ordinary database error (a 500, not a 503),
+/// and the connection could have gone back to the pool.
+@Suite("PostgreSQL pipeline ended before its sync point", .serialized) struct PostgresPipelineFaultTests {
+    @Test("a write whose statements were answered but whose session ended before the sync fails as unavailable, and the next write goes out on a new connection")
+    func writeThroughStore() throws {
+        let server = try ScriptedPostgresServer()
+        defer { server.stop() }
+        let store = try PostgresStore(url: try PostgresURL(server.url), poolSize: 1)
+        try store.write { try $0.insertLoginAttempt(loginAttempt("before")) }
+        #expect(server.connections == 1)
+
+        server.endSessionAtNextPipelineSync()
+        let failed = #expect(throws: StoreError.self) {
+            try store.write { try $0.insertLoginAttempt(loginAttempt("ended")) }
+        }
+        guard case .unavailable? = failed else {
+            Issue.record("expected unavailable (the COMMIT never went out), got \(String(describing: failed))")
+            return
+        }
+        #expect(server.sessionsEnded == 1)
+
+        try store.write { try $0.insertLoginAttempt(loginAttempt("after")) }
+        #expect(server.connections == 2, "the connection whose session ended was lent again")
+    }
+
+    @Test("a COMMIT answered before the session ended has committed: the commit stands, and the connection is not used again")
+    func commitAnsweredBeforeTheSync() throws {
+        let server = try ScriptedPostgresServer()
+        defer { server.stop() }
+        let connection = try PostgresConnection(conninfo: server.conninfo, defaults: [:])
+        func insertAndCommit() throws(PostgresFailure) {
+            connection.begin("BEGIN")
+            try connection.send("INSERT INTO t VALUES ($1)", [.integer(1)])
+            try connection.commit()
+        }
+        try insertAndCommit()  // prepares BEGIN, the INSERT and COMMIT, so none of them waits the next time
+        server.endSessionAtNextPipelineSync()
+        try insertAndCommit()  // BEGIN, INSERT and COMMIT in one pipeline, each answered
+        #expect(server.sessionsEnded == 1)
+        #expect(!connection.isUsable)
+        let next = #expect(throws: PostgresFailure.self) { try connection.run("SELECT 1") }
+        #expect(next?.connectionLost == true && next?.meansUnavailable == true)
+    }
+}
