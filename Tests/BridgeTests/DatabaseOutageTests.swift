@@ -80,25 +80,20 @@ struct DatabaseOutageTests {
         let counter = Atomic<Int>(0)
         let seen = Mutex<[String]>([])  // "status retry-after seconds-since-start"
         let start = Date()
-        let load = DispatchGroup()
-        for _ in 0..<4 {
-            load.enter()
-            Thread.detachNewThread {  // not on Dispatch's shared pool, which other suites keep busy
-                defer { load.leave() }
-                while running.load(ordering: .relaxed) {
-                    let number = counter.add(1, ordering: .relaxed).newValue
-                    let sent = Date()
-                    let outcome: String
-                    do {
-                        let response = try Self.request(port: port, number: number)
-                        outcome = "\(response.status) \(response.header("Retry-After") ?? "-")"
-                    } catch {
-                        outcome = "failed -"
-                    }
-                    let took = Date().timeIntervalSince(sent)
-                    let line = "\(outcome) \(Int(took * 1000)) \(sent.timeIntervalSince(start))"
-                    seen.withLock { $0.append(line) }
+        let load = BackgroundLoad(threads: 4) { _ in
+            while running.load(ordering: .relaxed) {
+                let number = counter.add(1, ordering: .relaxed).newValue
+                let sent = Date()
+                let outcome: String
+                do {
+                    let response = try Self.request(port: port, number: number)
+                    outcome = "\(response.status) \(response.header("Retry-After") ?? "-")"
+                } catch {
+                    outcome = "failed -"
                 }
+                let took = Date().timeIntervalSince(sent)
+                let line = "\(outcome) \(Int(took * 1000)) \(sent.timeIntervalSince(start))"
+                seen.withLock { $0.append(line) }
             }
         }
         Thread.sleep(forTimeInterval: 1.5)

@@ -68,14 +68,11 @@ struct InstanceCrashTests {
         let running = Atomic<Bool>(true)
         let counter = Atomic<Int>(0)
         let sessions = Mutex<[String]>([])
-        let load = DispatchGroup()
-        for _ in 0..<8 {
-            DispatchQueue.global().async(group: load) {
-                while running.load(ordering: .relaxed) {
-                    let number = counter.add(1, ordering: .relaxed).newValue
-                    if let session = try? Self.signIn(port: port, number: number, simulator: simulator) {
-                        sessions.withLock { $0.append(session) }
-                    }
+        let load = BackgroundLoad(threads: 8) { _ in
+            while running.load(ordering: .relaxed) {
+                let number = counter.add(1, ordering: .relaxed).newValue
+                if let session = try? Self.signIn(port: port, number: number, simulator: simulator) {
+                    sessions.withLock { $0.append(session) }
                 }
             }
         }
@@ -127,23 +124,20 @@ struct InstanceCrashTests {
         let counter = Atomic<Int>(0)
         let sessions = Mutex<[String]>([])
         let survivorFailures = Atomic<Int>(0)
-        let load = DispatchGroup()
-        for worker in 0..<4 {
-            DispatchQueue.global().async(group: load) {
-                while running.load(ordering: .relaxed) {
-                    let number = counter.add(1, ordering: .relaxed).newValue
-                    // Half the workers send to the victim while it lives; a failed request is simply lost, as a
-                    // browser would retry it. Sign-ins on the survivor must keep working.
-                    let port = ports[worker % 2]
-                    do {
-                        if let session = try Self.signIn(port: port, number: number, simulator: simulator) {
-                            sessions.withLock { $0.append(session) }
-                        } else if port == ports[1] {
-                            survivorFailures.add(1, ordering: .relaxed)
-                        }
-                    } catch {
-                        if port == ports[1] { survivorFailures.add(1, ordering: .relaxed) }
+        let load = BackgroundLoad(threads: 4) { worker in
+            while running.load(ordering: .relaxed) {
+                let number = counter.add(1, ordering: .relaxed).newValue
+                // Half the workers send to the victim while it lives; a failed request is simply lost, as a
+                // browser would retry it. Sign-ins on the survivor must keep working.
+                let port = ports[worker % 2]
+                do {
+                    if let session = try Self.signIn(port: port, number: number, simulator: simulator) {
+                        sessions.withLock { $0.append(session) }
+                    } else if port == ports[1] {
+                        survivorFailures.add(1, ordering: .relaxed)
                     }
+                } catch {
+                    if port == ports[1] { survivorFailures.add(1, ordering: .relaxed) }
                 }
             }
         }

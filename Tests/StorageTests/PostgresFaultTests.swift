@@ -98,24 +98,18 @@ import TestSupport
             let running = Atomic<Bool>(true)
             let outcomes = Collected<String>()
             let slowest = Mutex<TimeInterval>(0)
-            let load = DispatchGroup()
-            for thread in 0..<4 {
-                // Threads of their own: on Dispatch's shared pool, busy with other suites, the load once barely ran.
-                load.enter()
-                Thread.detachNewThread {
-                    defer { load.leave() }
-                    var i = 0
-                    while running.load(ordering: .relaxed) {
-                        i += 1
-                        let call = timed { try store.write { try $0.insertLoginAttempt(loginAttempt("load-\(thread)-\(i)")) } }
-                        slowest.withLock { $0 = max($0, call.seconds) }
-                        switch call.error {
-                        case nil: outcomes.append("ok")
-                        case StoreError.unavailable?: outcomes.append("unavailable")
-                        case let other?: outcomes.append("other: \(other)")
-                        }
-                        Thread.sleep(forTimeInterval: 0.01)
+            let load = BackgroundLoad(threads: 4) { thread in
+                var i = 0
+                while running.load(ordering: .relaxed) {
+                    i += 1
+                    let call = timed { try store.write { try $0.insertLoginAttempt(loginAttempt("load-\(thread)-\(i)")) } }
+                    slowest.withLock { $0 = max($0, call.seconds) }
+                    switch call.error {
+                    case nil: outcomes.append("ok")
+                    case StoreError.unavailable?: outcomes.append("unavailable")
+                    case let other?: outcomes.append("other: \(other)")
                     }
+                    Thread.sleep(forTimeInterval: 0.01)
                 }
             }
             Thread.sleep(forTimeInterval: 0.5)
