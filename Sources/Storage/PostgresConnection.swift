@@ -159,9 +159,12 @@ final class PostgresConnection {
         !lostItsPlace && PQstatus(handle) == CONNECTION_OK
     }
 
+    /// Recorded as `check` records a failure, so that the unit of work and the group commit see a lost connection.
     private func requireItsPlace() throws(PostgresFailure) {
         guard lostItsPlace else { return }
-        throw PostgresFailure(sqlState: nil, message: "the connection lost its place in a pipeline", connectionLost: true)
+        let failure = PostgresFailure(sqlState: nil, message: "the connection lost its place in a pipeline", connectionLost: true)
+        lastFailure = lastFailure ?? failure
+        throw failure
     }
 
     /// TLS to a server on this machine (a loopback address, or `localhost`): every round trip encrypted and

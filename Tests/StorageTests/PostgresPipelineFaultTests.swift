@@ -47,4 +47,36 @@ import Testing
         let next = #expect(throws: PostgresFailure.self) { try connection.run("SELECT 1") }
         #expect(next?.connectionLost == true && next?.meansUnavailable == true)
     }
+
+    @Test("in a group commit, a session ended at a write's sync point rolls the batch back, and each write then commits alone on a new connection")
+    func batchReplayedAlone() throws {
+        let server = try ScriptedPostgresServer()
+        defer { server.stop() }
+        let store = try PostgresStore(url: try PostgresURL(server.url), poolSize: 2,
+                                      batchLimits: .init(lanes: 1, maxWrites: 8))
+        let running = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+        let outcomes = Collected<String>()
+        answered.enter()
+        store.write(isolation: .readCommitted, { tx in  // holds the one lane while the batch queues behind it
+            try tx.insertLoginAttempt(loginAttempt("holder"))
+            running.signal()
+            release.wait()
+        }, completion: { _ in answered.leave() })
+        running.wait()
+        for index in 0..<2 {
+            answered.enter()
+            store.write(isolation: .readCommitted, { tx in try tx.insertLoginAttempt(loginAttempt("batched\(index)")) },
+                        completion: { outcome in
+                            outcomes.append((try? outcome.get()) != nil ? "ok" : "failed: \(outcome)")
+                            answered.leave()
+                        })
+        }
+        while store.waitingWriteCount < 2 { usleep(1_000) }
+        server.endSessionAtNextPipelineSync()  // the batch's first write: BEGIN, SET LOCAL and its INSERT
+        release.signal()
+        answered.wait()
+        #expect(outcomes.all == ["ok", "ok"])
+        #expect(server.sessionsEnded == 1)
+        #expect(store.groupCommitCounts.replays == 1)
+    }
 }
