@@ -79,4 +79,31 @@ import Testing
         #expect(server.sessionsEnded == 1)
         #expect(store.groupCommitCounts.replays == 1)
     }
+
+    @Test("stopping the scripted server shuts down no socket but its own, even one that took the number of a session it closed")
+    func stopTouchesOnlyItsOwnSockets() throws {
+        let server = try ScriptedPostgresServer()
+        do {
+            let connection = try PostgresConnection(conninfo: server.conninfo, defaults: [:])
+            try connection.execute("SELECT 1")
+        }  // closed: the server's side of it closes too, and its descriptor number is free again
+        var waited = 0
+        while server.openSessions > 0 && waited < 5_000 { usleep(1_000); waited += 1 }
+        #expect(server.openSessions == 0)
+        // The kernel hands out the lowest free number: one of these takes the one the session had.
+        var pairs: [[Int32]] = []
+        for _ in 0..<32 {
+            var pair: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { break }
+            pairs.append(pair)
+        }
+        defer { pairs.joined().forEach { close($0) } }
+        server.stop()
+        let shutDown = pairs.filter { pair in
+            var byte: UInt8 = 1
+            return send(pair[0], &byte, 1, Int32(MSG_NOSIGNAL)) != 1 || recv(pair[1], &byte, 1, Int32(MSG_DONTWAIT)) != 1
+        }
+        #expect(pairs.count == 32)
+        #expect(shutDown.isEmpty, "sockets shut down by the server's stop: \(shutDown)")
+    }
 }

@@ -16,7 +16,10 @@ final class ScriptedPostgresServer: Sendable {
         var endSessionAtPipelineSync = false
         var connections = 0
         var sessionsEnded = 0
-        var clients: [Int32] = []
+        /// Sockets open now. Each is closed under the lock as it leaves this list, so `stop` never shuts down a
+        /// descriptor number the process already gave to another socket (another test's connection).
+        var clients: Set<Int32> = []
+        var stopped = false
     }
 
     init() throws {
@@ -53,20 +56,34 @@ final class ScriptedPostgresServer: Sendable {
     func endSessionAtNextPipelineSync() { state.withLock { $0.endSessionAtPipelineSync = true } }
     var connections: Int { state.withLock { $0.connections } }
     var sessionsEnded: Int { state.withLock { $0.sessionsEnded } }
+    /// Client sockets this server has open now.
+    var openSessions: Int { state.withLock { $0.clients.count } }
 
+    /// Wakes the accept loop, which then closes the listening socket (closed here, its number could be reused
+    /// before the loop's next `accept`), and ends every session.
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for client in state.withLock({ $0.clients }) { shutdown(client, Int32(SHUT_RDWR)) }
+        state.withLock { state in
+            state.stopped = true
+            shutdown(listener, Int32(SHUT_RDWR))
+            for client in state.clients { shutdown(client, Int32(SHUT_RDWR)) }
+        }
     }
 
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            state.withLock {
-                $0.connections += 1
-                $0.clients.append(client)
+            let acceptError = errno
+            let accepted = state.withLock { state -> Bool in
+                guard client >= 0, !state.stopped else { return false }
+                state.connections += 1
+                state.clients.insert(client)
+                return true
+            }
+            guard accepted else {
+                if client >= 0 { close(client) }
+                if client < 0 && acceptError == EINTR { continue }
+                close(listener)
+                return
             }
             let server = self
             Thread.detachNewThread { server.serve(client) }
@@ -74,7 +91,12 @@ final class ScriptedPostgresServer: Sendable {
     }
 
     private func serve(_ client: Int32) {
-        defer { close(client) }
+        defer {
+            state.withLock { state in
+                state.clients.remove(client)
+                close(client)
+            }
+        }
         let session = Session(client: client)
         guard session.startUp() else { return }
         var statements: [String: String] = [:]  // prepared name → SQL
