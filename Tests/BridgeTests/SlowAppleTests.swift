@@ -14,23 +14,9 @@ final class StalledEndpoint: @unchecked Sendable {
     private let socketFD: Int32
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        socketFD = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0, listen(fd, 512) == 0 else { return -1 }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard bound == 0 else {
-            close(fd)
-            throw TestFailure("cannot listen for the stalled endpoint")
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try LoopbackListener(backlog: 512)
+        socketFD = listener.descriptor
+        port = listener.port
     }
 
     deinit { close(socketFD) }

@@ -8,15 +8,6 @@ extension SQLiteStoreSpecifics {
             ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
         }
 
-        static func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
-            let deadline = Date() + seconds
-            while Date() < deadline {
-                if condition() { return true }
-                usleep(20_000)
-            }
-            return condition()
-        }
-
         static let bulky = String(repeating: "x", count: 8_192)
 
         /// 4,000 commits of an 8 KiB row each: over 32 MiB of WAL if nothing checkpointed it. The file keeps its
@@ -45,7 +36,7 @@ extension SQLiteStoreSpecifics {
             let largest = try Self.writeBulkyRows(store, walPath: path + "-wal")
             #expect(store.checkpointCount > 0)
             #expect(largest < 24 * 1024 * 1024, "largest WAL: \(largest) bytes")
-            #expect(Self.waitFor(seconds: 5) { Self.size(path + "-wal") == 0 }, "WAL after idle: \(Self.size(path + "-wal"))")
+            #expect(waitUntil(seconds: 5) { Self.size(path + "-wal") == 0 }, "WAL after idle: \(Self.size(path + "-wal"))")
             #expect(try store.read { try $0.loginAttempt(state: "s3999") }?.nonce == Self.bulky)
         }
 
@@ -81,14 +72,14 @@ extension SQLiteStoreSpecifics {
             usleep(200_000)
             #expect(checkpointer.checkpointCount == 0, "woken before 100 frames were added")
             checkpointer.noteCommit(walFrames: 100)
-            #expect(Self.waitFor(seconds: 10) { checkpointer.checkpointCount > 0 })
+            #expect(waitUntil(seconds: 10) { checkpointer.checkpointCount > 0 })
             // A WAL that started over: its frames count from zero.
             let before = checkpointer.checkpointCount
             checkpointer.noteCommit(walFrames: 60)
             usleep(200_000)
             #expect(checkpointer.checkpointCount == before)
             checkpointer.noteCommit(walFrames: 101)
-            #expect(Self.waitFor(seconds: 10) { checkpointer.checkpointCount > before })
+            #expect(waitUntil(seconds: 10) { checkpointer.checkpointCount > before })
         }
 
         @Test("a stream of large commits is checkpointed in the background: the writer does not checkpoint itself")
@@ -128,7 +119,7 @@ extension SQLiteStoreSpecifics {
                 #expect(FileManager.default.fileExists(atPath: path + "-wal"))
             }
             // SQLite removes the WAL when its last connection closes.
-            #expect(Self.waitFor(seconds: 5) { !FileManager.default.fileExists(atPath: path + "-wal") })
+            #expect(waitUntil(seconds: 5) { !FileManager.default.fileExists(atPath: path + "-wal") })
             #expect(try SQLiteStore(path: path).read { try $0.loginAttempt(state: "s") } != nil)
         }
     }

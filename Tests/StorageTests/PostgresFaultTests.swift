@@ -50,12 +50,6 @@ import TestSupport
         try body(store)
     }
 
-    /// Waits up to 5 s for `condition`; the expectations after it say what did not happen.
-    func waitUntil(_ condition: () -> Bool) {
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
     /// Times `body`, returning what it threw (nil on success) and how long it took.
     func timed(_ body: () throws -> Void) -> (error: (any Error)?, seconds: TimeInterval) {
         let start = Date()

@@ -87,9 +87,7 @@ import Testing
             let connection = try PostgresConnection(conninfo: server.conninfo, defaults: [:])
             try connection.execute("SELECT 1")
         }  // closed: the server's side of it closes too, and its descriptor number is free again
-        var waited = 0
-        while server.openSessions > 0 && waited < 5_000 { usleep(1_000); waited += 1 }
-        #expect(server.openSessions == 0)
+        #expect(waitUntil { server.openSessions == 0 })
         // The kernel hands out the lowest free number: one of these takes the one the session had.
         var pairs: [[Int32]] = []
         for _ in 0..<32 {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A stand-in PostgreSQL server on loopback that speaks just enough of the wire protocol (version 3, no TLS, no
 /// password) to answer libpq: every statement succeeds, changing one row (`INSERT 0 1`, `UPDATE 1`, …) and returning
@@ -23,23 +24,9 @@ final class ScriptedPostgresServer: Sendable {
     }
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0, listen(fd, 16) == 0 else { return -1 }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard bound == 0 else {
-            close(fd)
-            throw ScriptedServerError(description: "cannot listen on loopback")
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listening = try LoopbackListener(backlog: 16)
+        listener = listening.descriptor
+        port = listening.port
         let server = self
         Thread.detachNewThread { server.acceptLoop() }
     }
@@ -163,10 +150,6 @@ final class ScriptedPostgresServer: Sendable {
     }()
 
     private static func cString(_ text: String) -> [UInt8] { Array(text.utf8) + [0] }
-}
-
-struct ScriptedServerError: Error, CustomStringConvertible {
-    let description: String
 }
 
 /// One client's socket: reads whole messages, writes framed ones.

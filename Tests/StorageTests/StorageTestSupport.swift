@@ -134,6 +134,14 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     finished.wait()
 }
 
+/// Polls `condition` until it holds or `seconds` pass; returns whether it held.
+@discardableResult
+func waitUntil(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    while !condition() && Date() < deadline { usleep(2_000) }
+    return condition()
+}
+
 /// Values appended from many threads.
 final class Collected<Element: Sendable>: Sendable {
     private let items = Mutex<[Element]>([])
