@@ -100,9 +100,12 @@ final class PostgresConnection {
     private var preparedByAddress: [UInt: (key: StatementKey, name: String)] = [:]
     /// A BEGIN that goes out with the next statement (`begin(_:)`).
     private var pendingBegin: String?
-    /// Commands sent in pipeline mode whose results are not read yet (`send`), with what each must change and its
-    /// number in `statementsSent`.
-    private var queued: [(requirement: ChangeRequirement?, number: Int)] = []
+    /// Commands sent in pipeline mode whose results are not read yet (`send`), with what each must change, its
+    /// number in `statementsSent`, and what keeps its rows for a finisher (`queryBeforeCommit`).
+    private var queued: [(requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?)] = []
+    /// What runs with the rows of queries sent by `queryBeforeCommit`, in the order those went out, before the
+    /// COMMIT at the latest.
+    private var finishers: [() throws -> Void] = []
     /// Statements sent since the last `begin`, the first of them with the BEGIN.
     private(set) var statementsInTransaction = 0
     /// Statements sent on this connection so far: each one's number, in the order they went out.
@@ -222,6 +225,7 @@ final class PostgresConnection {
     func begin(_ sql: String) {
         pendingBegin = sql
         statementsInTransaction = 0
+        finishers = []
     }
 
     /// Commits what `begin` opened, together with the statements `send` queued; nothing to do when no statement
@@ -231,8 +235,9 @@ final class PostgresConnection {
             pendingBegin = nil
             return
         }
-        // A queued statement that must change some number of rows is checked before the COMMIT goes out.
-        if queued.contains(where: { $0.requirement != nil }) { try flushChecked() }
+        // A queued statement that must change some number of rows is checked, and the finishers run, before the
+        // COMMIT goes out.
+        try settle()
         guard !queued.isEmpty else { return try execute("COMMIT") }
         let commit = try statementName("COMMIT", [])
         try queue { PQsendQueryPrepared(handle, commit, 0, nil, nil, nil, 0) }
@@ -243,7 +248,8 @@ final class PostgresConnection {
     /// sent but not waited for (the transaction is rolled back afterwards).
     func abandonUnitOfWork() {
         pendingBegin = nil
-        if !queued.isEmpty, let (last, _, _) = try? flush() { PQclear(last) }
+        finishers = []
+        if !queued.isEmpty, let (last, _, _, _) = try? flush() { PQclear(last) }
     }
 
     /// Runs a statement and returns how many rows it changed.
@@ -271,6 +277,54 @@ final class PostgresConnection {
         statementsSent += 1
         try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) in
             try queue(requiring) { PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1) }
+        }
+    }
+
+    /// Sends a query inside the transaction without waiting for it, like `send`; `finish` gets its rows once they
+    /// were read (with the next statement that is waited for, or at `settle`, which the COMMIT calls), after the
+    /// finishers of earlier such queries. Outside a transaction it waits, and `finish` runs at once. A finisher's
+    /// error fails the transaction: it is thrown as a `PostgresFailure` whose `refusal` it is.
+    func queryBeforeCommit<T>(_ sql: String, _ values: [SQLValue], _ decode: @escaping (PostgresRow) -> T,
+                              finishing finish: @escaping ([T]) throws -> Void) throws(PostgresFailure) {
+        guard pendingBegin != nil || !queued.isEmpty || isInsideTransaction else {
+            let rows = try query(sql, values, decode)
+            return try runFinisher { try finish(rows) }
+        }
+        let name = try statementName(sql, values)
+        statementsInTransaction += 1
+        statementsSent += 1
+        var read: [T]?
+        try withParameters(values) { pointers, lengths, formats throws(PostgresFailure) in
+            try queue(rows: { result in read = (0..<PQntuples(result)).map { decode(PostgresRow(result: result, row: $0)) } }) {
+                PQsendQueryPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
+            }
+        }
+        finishers.append {
+            guard let rows = read else { throw StoreError.database("a query's rows were not read before its finisher") }
+            try finish(rows)
+        }
+    }
+
+    /// Reads the queued results that a requirement or a finisher waits for (one round trip), then runs the
+    /// finishers in order, reading again for one whose query a finisher before it sent.
+    func settle() throws(PostgresFailure) {
+        while true {
+            if queued.contains(where: { $0.requirement != nil || $0.rows != nil }) { try flushChecked() }
+            guard !finishers.isEmpty else { return }
+            let next = finishers.removeFirst()
+            try runFinisher(next)
+        }
+    }
+
+    private func runFinisher(_ finisher: () throws -> Void) throws(PostgresFailure) {
+        do {
+            try finisher()
+        } catch {
+            let failure = error as? PostgresFailure
+                ?? PostgresFailure(sqlState: nil, message: "a finisher failed", connectionLost: !isUsable, refusal: error)
+            // Recorded as a failed statement is, so that a group commit does not take it for a later write's refusal.
+            lastFailure = lastFailure ?? failure
+            throw failure
         }
     }
 
@@ -336,7 +390,8 @@ final class PostgresConnection {
     }
 
     /// Queues one command in the pipeline (entering it, with the pending BEGIN first, if need be).
-    private func queue(_ requirement: ChangeRequirement? = nil, _ sendCommand: () -> Int32) throws(PostgresFailure) {
+    private func queue(_ requirement: ChangeRequirement? = nil, rows: ((OpaquePointer) -> Void)? = nil,
+                       _ sendCommand: () -> Int32) throws(PostgresFailure) {
         try requireItsPlace()
         // BEGIN and COMMIT are prepared too (the server then parses neither again); preparing one waits for the
         // server, so the BEGIN's name is had before the pipeline starts.
@@ -348,10 +403,10 @@ final class PostgresConnection {
         }
         if let begin {
             guard PQsendQueryPrepared(handle, begin, 0, nil, nil, nil, 0) == 1 else { try lostConnection() }
-            queued.append((nil, 0))
+            queued.append((nil, 0, nil))
         }
         guard sendCommand() == 1 else { try lostConnection() }
-        queued.append((requirement, statementsSent))
+        queued.append((requirement, statementsSent, rows))
     }
 
     private func noteRows(of result: OpaquePointer, number: Int) {
@@ -363,7 +418,8 @@ final class PostgresConnection {
     /// Sends the queued commands, waits for every result and leaves pipeline mode; returns the last command's
     /// result (the caller clears it) and requirement once every earlier one succeeded and changed what it had to,
     /// else throws the first failure (the database ran no command after a failed one; after a refusal it did).
-    private func flush() throws(PostgresFailure) -> (result: OpaquePointer, requirement: ChangeRequirement?, number: Int) {
+    private func flush() throws(PostgresFailure)
+        -> (result: OpaquePointer, requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?) {
         let requirements = queued
         let expected = requirements.count
         queued = []
@@ -402,21 +458,24 @@ final class PostgresConnection {
             do {
                 try check(result)
                 try meet(requirements[index].requirement, changed: Self.changedRows(result), number: requirements[index].number)
+                requirements[index].rows?(result)
             } catch {
                 results[index...].forEach { PQclear($0) }
                 throw error
             }
             PQclear(result)
         }
-        return (last, requirements[expected - 1].requirement, requirements[expected - 1].number)
+        let final = requirements[expected - 1]
+        return (last, final.requirement, final.number, final.rows)
     }
 
-    /// `flush` for queued commands whose last result only needs checking.
+    /// `flush` for queued commands whose last result only needs checking (and keeping, for a finisher).
     private func flushChecked() throws(PostgresFailure) {
-        let (last, requirement, number) = try flush()
+        let (last, requirement, number, rows) = try flush()
         defer { PQclear(last) }
         try check(last)
         try meet(requirement, changed: Self.changedRows(last), number: number)
+        rows?(last)
     }
 
     /// The failure of a connection that broke mid-pipeline, recorded as `check` records one.

@@ -33,6 +33,25 @@ struct PostgresSession: SQLConnection {
         return try rows.map { try $0.get() }
     }
 
+    func query<T>(_ sql: String, _ values: [SQLValue], _ decode: @escaping (any StoredRow) throws -> T,
+                  finishing finish: @escaping ([T]) throws -> Void) throws {
+        do {
+            try connection.queryBeforeCommit(sql, values, { row in Result { try decode(row) } }) { rows in
+                try finish(try rows.map { try $0.get() })
+            }
+        } catch {
+            throw error.thrownToCaller(scrub: scrub)
+        }
+    }
+
+    func settle() throws {
+        do {
+            try connection.settle()
+        } catch {
+            throw error.thrownToCaller(scrub: scrub)
+        }
+    }
+
     func insertReturningID(_ sql: String, _ values: [SQLValue]) throws -> Int64? {
         try query(sql, values) { try $0.integer("id") }.first ?? nil
     }

@@ -14,6 +14,13 @@ protocol SQLConnection {
     /// changes. A connection may send it without waiting: its failure (or the requirement's refusal) is then
     /// thrown by a later statement or the commit, and fails the transaction all the same.
     func send(_ sql: String, _ values: [SQLValue], requiring: ChangeRequirement?) throws
+    /// Runs a query whose rows the transaction needs only by its commit: `finish` gets them then at the latest, and
+    /// at once on a connection that does not pipeline. Finishers run in the order their queries were sent, before
+    /// the commit, and may run statements of their own; one that throws fails the transaction.
+    func query<T>(_ sql: String, _ values: [SQLValue], _ decode: @escaping (any StoredRow) throws -> T,
+                  finishing finish: @escaping ([T]) throws -> Void) throws
+    /// Reads every result a finisher waits for, and runs those finishers, now.
+    func settle() throws
 }
 
 /// How many rows a statement must change, and what the caller throws when it changes another number.
@@ -23,6 +30,13 @@ struct ChangeRequirement {
 }
 
 extension SQLConnection {
+    func query<T>(_ sql: String, _ values: [SQLValue], _ decode: @escaping (any StoredRow) throws -> T,
+                  finishing finish: @escaping ([T]) throws -> Void) throws {
+        try finish(try query(sql, values, decode))
+    }
+
+    func settle() throws {}
+
     func send(_ sql: String, _ values: [SQLValue], requiring: ChangeRequirement?) throws {
         let changed = try run(sql, values)
         if let requiring, changed != requiring.rows { throw requiring.refusal }

@@ -6,6 +6,8 @@ import Foundation
 /// Times are whole unix seconds, "expired" means `expires_at <= now`.
 struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     let connection: Connection
+    /// Members whose rows a sign-in updated in this transaction (see `signInAppleUser`).
+    let updatedMembers = UpdatedMembers()
 
     var dialect: SQLDialect { connection.dialect }
 
@@ -58,19 +60,40 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     // MARK: - Users
 
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
+        try signInAppleUser(profile, now: now).get()
+    }
+
+    func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember {
         try StoreInput.validate(profile)
+        let member = PendingMember(appleSubject: profile.sub, settle: { [connection] in try connection.settle() })
         // A returning member is found first: an insert that conflicts has already drawn an id (SQLite's
         // AUTOINCREMENT, PostgreSQL's identity), so inserting first left a gap in the member ids at every sign-in.
         // Its row stays locked until the commit: a sign-in at READ COMMITTED then updates the latest version (another
         // sign-in of the same member waits), and an account deletion waits for the session this opens.
         let new = User.firstSignIn(profile, now: now)
         if profile.transferSub == nil, dialect.insertsInsideWITH {
-            // The lookup and the insert in one statement: a new member costs no round trip more than a returning one.
-            if let (user, created) = try findOrInsert(new) {
-                return created ? (user, true) : (try updated(user, signingIn: profile, now: now), false)
+            // The lookup and the insert in one statement, whose row is needed only by the commit: a sign-in's
+            // statements then go out together. The update of a returning member follows once its row is read.
+            try findOrInsert(new) { [self] found in
+                guard let (user, created) = found else {
+                    let (user, created) = try concurrentlyInserted(profile, now: now)
+                    return member.resolve(user, created: created)
+                }
+                guard !created else { return member.resolve(user, created: true) }
+                // Another sign-in of this member earlier in the same transaction (a batch) may have updated the row
+                // after this statement read it: the update then starts from the row as it is now.
+                let current = updatedMembers.ids.contains(user.id) ? try lockedUser(appleSubject: profile.sub) ?? user : user
+                member.resolve(try updated(current, signingIn: profile, now: now), created: false)
             }
-            return try concurrentlyInserted(profile, now: now)
+            return member
         }
+        let (user, created) = try upsertAppleUserNow(profile, new, now: now)
+        member.resolve(user, created: created)
+        return member
+    }
+
+    /// The member's lookup, transfer or insert, each statement waited for (SQLite, or a profile naming a transfer).
+    private func upsertAppleUserNow(_ profile: AppleUserProfile, _ new: User, now: Date) throws -> (user: User, created: Bool) {
         if let existing = try lockedUser(appleSubject: profile.sub) {
             return (try updated(existing, signingIn: profile, now: now), false)
         }
@@ -103,16 +126,16 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         return (try updated(existing, signingIn: profile, now: now), false)
     }
 
-    /// The member with `new`'s Apple `sub`, locked as `lockedUser` locks it, or else `new` inserted (its row as
-    /// stored, and true); nil when neither, because a concurrent sign-in inserted the member after this statement's
-    /// snapshot. Nothing is inserted, and no id drawn, when the member exists.
-    private func findOrInsert(_ new: User) throws -> (user: User, created: Bool)? {
-        try query(SQLStatements.findOrInsertUser.text(for: dialect),
-                  [.text(new.provider), .text(new.providerUserID), .optionalText(new.email), .bool(new.isPrivateEmail),
-                   .bool(new.emailVerified), .optionalText(new.displayName), .date(new.createdAt),
-                   .date(new.updatedAt), .bool(new.emailForwardingEnabled)]) { row in
-            (user: try TableMapping.users.decode(row), created: try row.bool("created"))
-        }.first
+    /// Gives `finish` the member with `new`'s Apple `sub`, locked as `lockedUser` locks it, or else `new` inserted
+    /// (its row as stored, and true); nil when neither, because a concurrent sign-in inserted the member after this
+    /// statement's snapshot. Nothing is inserted, and no id drawn, when the member exists.
+    private func findOrInsert(_ new: User, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws {
+        try connection.query(SQLStatements.findOrInsertUser.text(for: dialect),
+                             [.text(new.provider), .text(new.providerUserID), .optionalText(new.email),
+                              .bool(new.isPrivateEmail), .bool(new.emailVerified), .optionalText(new.displayName),
+                              .date(new.createdAt), .date(new.updatedAt), .bool(new.emailForwardingEnabled)],
+                             { row in (user: try TableMapping.users.decode(row), created: try row.bool("created")) },
+                             finishing: { try finish($0.first) })
     }
 
     private func lockedUser(appleSubject: String) throws -> User? {
@@ -125,6 +148,7 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         let updated = existing.applyingSignIn(profile, now: now)
         if updated != existing {
             try update(updated)
+            updatedMembers.ids.insert(updated.id)
         }
         return updated
     }
@@ -165,13 +189,19 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
 
     // MARK: - Sessions
 
-    func insertSession(_ session: Session) throws {
-        try connection.send("""
-            INSERT INTO sessions (id_hash, user_id, flow, nonce_verified, created_at, expires_at)
-            VALUES ($1, $2, $3, $4, $5, $6)
-            """,
-            [.text(session.idHash), .integer(session.userID), .text(session.flow),
-             .bool(session.nonceVerified), .date(session.createdAt), .date(session.expiresAt)])
+    func insertSession(_ session: Session, of member: MemberReference) throws {
+        var values: [SQLValue] = [.text(session.idHash), .text(session.flow), .bool(session.nonceVerified),
+                                  try .date(session.createdAt), try .date(session.expiresAt)]
+        switch member {
+        case let .id(id):
+            values.append(.integer(id))
+            try connection.send(SQLStatements.insertSessionOfID, values)
+        case let .appleSubject(subject):
+            values.append(.text(User.appleProvider))
+            values.append(.text(subject))
+            try connection.send(SQLStatements.insertSessionOfAppleSubject, values, requiring: ChangeRequirement(
+                rows: 1, refusal: StoreError.conflict("a session for a member that does not exist")))
+        }
     }
 
     func session(idHash: String, now: Date) throws -> (session: Session, user: User)? {
@@ -202,6 +232,11 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     }
 }
 
+/// The members a transaction's sign-ins updated so far; the transaction's closures run on one thread at a time.
+final class UpdatedMembers {
+    var ids: Set<Int64> = []
+}
+
 /// Statements made once rather than on every call: joins whose column lists come from the mappings, and
 /// statements with a dialect fragment. (A generic type cannot hold static stored properties.)
 enum SQLStatements {
@@ -227,6 +262,17 @@ enum SQLStatements {
                \(TableMapping.providerAuthorizations.selectList(prefix: "authorization_"))
         FROM login_attempts LEFT JOIN provider_authorizations ON provider_authorizations.state_hash = login_attempts.state
         WHERE login_attempts.state = $1
+        """
+
+    static let insertSessionOfID = """
+        INSERT INTO sessions (id_hash, flow, nonce_verified, created_at, expires_at, user_id)
+        VALUES ($1, $2, $3, $4, $5, $6)
+        """
+
+    /// The member's id found by the statement itself: one a sign-in's earlier statement inserted or locked.
+    static let insertSessionOfAppleSubject = """
+        INSERT INTO sessions (id_hash, flow, nonce_verified, created_at, expires_at, user_id)
+        SELECT $1, $2, $3, $4, $5, id FROM users WHERE provider = $6 AND provider_user_id = $7
         """
 
     /// Every sign-in looks its member up first, and every session page by id: their text is made once.

@@ -21,6 +21,9 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// or creates it. See `User.applyingSignIn` for what a later sign-in updates. An unknown `sub` whose profile
     /// carries a `transferSub` recorded for a member not moved yet is that member, moved to the new `sub`.
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool)
+    /// `upsertAppleUser`, whose outcome the store may learn as late as the commit (see `PendingMember`): what
+    /// else the sign-in writes names the member by `reference`.
+    func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember
     func user(id: Int64) throws -> User?
     /// The user Apple's server-to-server notifications name by `sub`;
     /// `user(providerUserID:)` assumes the Apple provider.
@@ -33,7 +36,9 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// user; `updatedAt` moves only when the flag changes.
     func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws
 
-    func insertSession(_ session: Session) throws
+    /// A new session of the member `member` names (`session.userID` is not read: the member's id may not be
+    /// known yet).
+    func insertSession(_ session: Session, of member: MemberReference) throws
     /// Nil when the session is missing or expired.
     func session(idHash: String, now: Date) throws -> (session: Session, user: User)?
     @discardableResult func deleteSession(idHash: String) throws -> Bool
@@ -157,6 +162,10 @@ extension StoreTransaction {
     @discardableResult
     public func revokeRefreshFamily(_ familyID: String) throws -> Int {
         try revokeRefreshFamily(familyID, becauseReused: true)
+    }
+
+    public func insertSession(_ session: Session) throws {
+        try insertSession(session, of: .id(session.userID))
     }
 
     /// `user(provider: "apple", providerUserID:)`. A protocol requirement cannot carry

@@ -42,8 +42,9 @@ struct SessionIssuerTests {
             return try store.write { transaction in
                 let profile = AppleUserProfile(sub: "001234.sessions", email: nil, emailVerified: false, isPrivateEmail: false,
                                                displayName: nil)
-                let user = try transaction.upsertAppleUser(profile, now: now).user
-                let opened = try issuer.open(new, user: user, flow: client == nil ? "api" : "openid", nonceVerified: true,
+                let member = try transaction.signInAppleUser(profile, now: now)
+                let user = try member.get().user
+                let opened = try issuer.open(new, member: member, flow: client == nil ? "api" : "openid", nonceVerified: true,
                                              in: transaction, now: now)
                 if let client, let familyID = opened.refresh?.familyID {
                     try transaction.insertProviderGrant(ProviderGrant(familyID: familyID, clientID: client, userID: user.id,
@@ -81,12 +82,12 @@ struct SessionIssuerTests {
         let fixture = try Fixture()
         let app = try fixture.open()
         #expect(app.refresh != nil)
-        #expect(app.session.expiresAt == fixture.now.addingTimeInterval(SessionIssuer.appSessionLifetime))
-        #expect(try fixture.session(app.session.idHash) != nil)
-        #expect(app.session.idHash == SecretTokens.digest(app.sessionID))
+        #expect(try fixture.session(app.sessionIDHash)?.expiresAt == fixture.now.addingTimeInterval(SessionIssuer.appSessionLifetime))
+        #expect(app.sessionIDHash == SecretTokens.digest(app.sessionID))
         let browser = try fixture.open(refreshToken: false)
         #expect(browser.refresh == nil)
-        #expect(browser.session.expiresAt == fixture.now.addingTimeInterval(SessionIssuer.browserSessionLifetime))
+        #expect(try fixture.session(browser.sessionIDHash)?.expiresAt
+            == fixture.now.addingTimeInterval(SessionIssuer.browserSessionLifetime))
     }
 
     @Test("a refresh token rotates once: its replacement rotates in turn, in the same session")
@@ -99,8 +100,8 @@ struct SessionIssuerTests {
             Issue.record("expected a rotation, got \(rotation)")
             return
         }
-        #expect(user.id == opened.session.userID)
-        #expect(sessionIDHash == opened.session.idHash)
+        #expect(user.providerUserID == "001234.sessions")
+        #expect(sessionIDHash == opened.sessionIDHash)
         #expect(grant == nil)
         #expect(second != first)
         let third = try #require(Self.replacement(try fixture.rotate(second)))
@@ -118,7 +119,7 @@ struct SessionIssuerTests {
             Issue.record("the second presentation was not seen as a reuse")
             return
         }
-        #expect(try fixture.session(opened.session.idHash) == nil)
+        #expect(try fixture.session(opened.sessionIDHash) == nil)
         guard case .reused = try fixture.rotate(second) else {
             Issue.record("the revoked family's replacement still works")
             return

@@ -261,6 +261,26 @@ import Testing
         }
     }
 
+    @Test("the same new member signing in on many threads at once as the service signs in (READ COMMITTED, its row read after the commit) is created once, and each session is the member's",
+          arguments: Backend.allCases)
+    func concurrentFirstSignInWithSessions(backend: Backend) throws {
+        try withFreshStore(backend) { fixture in
+            let outcomes = try race(fixture) { store in
+                let idHash = UUID().uuidString
+                let member = try store.write(isolation: .readCommitted) { tx in
+                    let member = try tx.signInAppleUser(appleProfile(sub: "001.same", email: "a@example.com"), now: t0)
+                    try tx.insertSession(session(idHash, userID: 0), of: member.reference)
+                    return member
+                }
+                let (user, created) = try member.get()
+                let owner = try store.read { try $0.session(idHash: idHash, now: t0)?.user.id }
+                return (created ? "created" : "found") + (owner == user.id ? "" : " but the session is \(String(describing: owner))'s")
+            }
+            #expect(outcomes.sorted() == ["created"] + Array(repeating: "found", count: Self.threads - 1))
+            #expect(try fixture.store.read { try $0.countUsers() } == 1)
+        }
+    }
+
     @Test("sessions: expired at expiresAt, users by sub never by email, text kept byte for byte",
           arguments: Backend.allCases)
     func sessionsAndUsers(backend: Backend) throws {

@@ -128,15 +128,15 @@ struct ProviderTokenEndpoint: Sendable {
     private func openGrant(_ new: SessionIssuer.NewSession, user: User, client: OpenIDClient, scope: String,
                            authTime: Date, nonce: String?, in transaction: any StoreTransaction,
                            now: Date) throws -> (grant: Grant, familyID: String) {
-        let opened = try sessionIssuer.open(new, user: user, flow: Self.sessionFlow, nonceVerified: true,
-                                            in: transaction, now: now)
+        let opened = try sessionIssuer.open(new, member: PendingMember(known: user), flow: Self.sessionFlow,
+                                            nonceVerified: true, in: transaction, now: now)
         guard let (refreshToken, familyID) = opened.refresh else {
             preconditionFailure("a client's session is opened with a refresh token")
         }
         try transaction.insertProviderGrant(ProviderGrant(familyID: familyID, clientID: client.clientID, userID: user.id,
                                                           scope: scope, authTime: authTime, createdAt: now))
         let scopes = scope.split(separator: " ").map(String.init)
-        return (Grant(user: user, sessionIDHash: opened.session.idHash, refreshToken: refreshToken, scopes: scopes,
+        return (Grant(user: user, sessionIDHash: opened.sessionIDHash, refreshToken: refreshToken, scopes: scopes,
                       nonce: nonce, authTime: authTime), familyID)
     }
 

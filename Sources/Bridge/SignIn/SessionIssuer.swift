@@ -27,7 +27,7 @@ struct SessionIssuer: Sendable {
 
     /// What an opened session hands to its holder.
     struct OpenedSession: Sendable {
-        var session: Session
+        var sessionIDHash: String
         var sessionID: String
         /// Its first refresh token and that token's family, when it has one.
         var refresh: (token: String, familyID: String)?
@@ -41,19 +41,23 @@ struct SessionIssuer: Sendable {
     }
 
     /// Stores the session (a browser's for a week, one with a refresh token for 30 days) and its first refresh
-    /// token, which expires with it.
-    func open(_ new: NewSession, user: User, flow: String, nonceVerified: Bool, in transaction: any StoreTransaction,
-              now: Date) throws -> OpenedSession {
+    /// token, which expires with it. A browser's session names a member a sign-in is still finding by reference,
+    /// so it waits for nothing; the refresh token waits for the member's id.
+    func open(_ new: NewSession, member: PendingMember, flow: String, nonceVerified: Bool,
+              in transaction: any StoreTransaction, now: Date) throws -> OpenedSession {
         let lifetime = new.refresh == nil ? Self.browserSessionLifetime : Self.appSessionLifetime
-        let session = Session(idHash: new.sessionIDHash, userID: user.id, flow: flow, nonceVerified: nonceVerified,
-                              createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
-        try transaction.insertSession(session)
+        let expiresAt = now.addingTimeInterval(lifetime)
+        let reference = new.refresh == nil ? member.reference : .id(try member.get().user.id)
+        let session = Session(idHash: new.sessionIDHash, userID: 0, flow: flow, nonceVerified: nonceVerified,
+                              createdAt: now, expiresAt: expiresAt)
+        try transaction.insertSession(session, of: reference)
         if let refresh = new.refresh {
             try transaction.insertRefreshToken(RefreshToken(
-                tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: session.idHash,
-                userID: user.id, createdAt: now, expiresAt: session.expiresAt))
+                tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: new.sessionIDHash,
+                userID: try member.get().user.id, createdAt: now, expiresAt: expiresAt))
         }
-        return OpenedSession(session: session, sessionID: new.sessionID, refresh: new.refresh.map { ($0.token, $0.familyID) })
+        return OpenedSession(sessionIDHash: new.sessionIDHash, sessionID: new.sessionID,
+                             refresh: new.refresh.map { ($0.token, $0.familyID) })
     }
 
     // MARK: - Rotation

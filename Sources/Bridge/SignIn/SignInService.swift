@@ -45,6 +45,20 @@ struct SignedIn: Sendable {
     var nonceVerified: Bool
 }
 
+/// What the sign-in transaction wrote, its member read by the commit at the latest (`PendingMember`).
+private struct SignInWritten: Sendable {
+    let member: PendingMember
+    let opened: SessionIssuer.OpenedSession
+    let nonceVerified: Bool
+
+    /// Once the write returned.
+    func signedIn() throws -> SignedIn {
+        let (user, created) = try member.get()
+        return SignedIn(user: user, isNewUser: created, sessionID: opened.sessionID, sessionIDHash: opened.sessionIDHash,
+                        refreshToken: opened.refresh?.token, nonceVerified: nonceVerified)
+    }
+}
+
 /// The one sign-in transaction, whichever route a verified identity came through: refuse a failed required code
 /// exchange, spend the proof (login attempt or nonce), remember the token against replay, create or update the
 /// user, keep Apple's refresh token, and open the session. Knows nothing of HTTP; a refusal is a `SignInFailure`,
@@ -76,7 +90,7 @@ struct SignInService: Sendable {
         let now = clock.now
         let made = try madeBeforehand(request)
         return try completeSignIn(request, Result {
-            try store.write(isolation: Self.isolation) { try signIn(request, made, in: $0, now: now) }
+            try store.write(isolation: Self.isolation) { try signIn(request, made, in: $0, now: now) }.signedIn()
         })
     }
 
@@ -87,7 +101,9 @@ struct SignInService: Sendable {
         try checkCodeExchange(request)
         let now = clock.now
         let made = try madeBeforehand(request)
-        store.write(isolation: Self.isolation, { [self] in try signIn(request, made, in: $0, now: now) }, completion: completion)
+        store.write(isolation: Self.isolation, { [self] in try signIn(request, made, in: $0, now: now) }) { written in
+            completion(Result { try written.get().signedIn() })
+        }
     }
 
     /// As the transaction's failure would, a failure here gives back what the code exchange obtained.
@@ -145,7 +161,7 @@ struct SignInService: Sendable {
     static func isServerNonce(_ nonce: String?) -> Bool { nonce?.hasPrefix(serverNoncePrefix) ?? false }
 
     private func signIn(_ request: SignInRequest, _ made: MadeBeforehand, in transaction: any StoreTransaction,
-                        now: Date) throws -> SignedIn {
+                        now: Date) throws -> SignInWritten {
         let identity = request.identity
         let nonceVerified = try spend(request.proof, identity: identity, in: transaction, now: now)
         var refusedForNonce = false
@@ -156,16 +172,15 @@ struct SignInService: Sendable {
         let profile = AppleUserProfile(sub: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
                                        isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName,
                                        transferSub: identity.transferSubject)
-        let (user, created) = try transaction.upsertAppleUser(profile, now: now)
+        let member = try transaction.signInAppleUser(profile, now: now)
         if let sealed = made.sealedAppleRefreshToken {
             try transaction.upsertAppleToken(AppleTokenRecord(
-                userID: user.id, clientID: identity.audience, encryptedRefreshToken: sealed, updatedAt: now))
+                userID: try member.get().user.id, clientID: identity.audience, encryptedRefreshToken: sealed, updatedAt: now))
         }
-        let opened = try sessionIssuer.open(made.session, user: user, flow: request.flow.rawValue,
+        let opened = try sessionIssuer.open(made.session, member: member, flow: request.flow.rawValue,
                                             nonceVerified: nonceVerified, in: transaction, now: now)
-        try request.alongside?(transaction, user)
-        return SignedIn(user: user, isNewUser: created, sessionID: opened.sessionID, sessionIDHash: opened.session.idHash,
-                        refreshToken: opened.refresh?.token, nonceVerified: nonceVerified)
+        if let alongside = request.alongside { try alongside(transaction, try member.get().user) }
+        return SignInWritten(member: member, opened: opened, nonceVerified: nonceVerified)
     }
 
     /// Spends the proof; true when it shows the token's nonce is one this server issued for this sign-in.

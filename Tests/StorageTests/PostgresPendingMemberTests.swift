@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import Storage
+
+extension PostgresStoreTests.GroupCommit {
+    /// Queues a sign-in as the service writes one: the member found or inserted by a statement whose row is read by
+    /// the commit, and a session naming the member by reference. Its outcome, once committed, is the member's row
+    /// as that sign-in left it.
+    static func queueSignIn(_ store: PostgresStore, _ index: Int, _ profile: AppleUserProfile, _ answered: DispatchGroup,
+                            _ outcomes: Collected<(Int, Result<(user: User, created: Bool), any Error>)>) {
+        answered.enter()
+        store.write(isolation: .readCommitted, { tx in
+            let member = try tx.signInAppleUser(profile, now: t0 + Double(index + 1))
+            try tx.insertSession(session("session-\(index)", userID: 0), of: member.reference)
+            return member
+        }, completion: { written in
+            outcomes.append((index, Result { try written.get().get() }))
+            answered.leave()
+        })
+    }
+
+    @Test("two sign-ins of one member in one batch update it as if they ran in turn, each seeing the other's change")
+    func sameMemberTwiceInABatch() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try Self.migratedStore(url)
+            let existing = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.twice", email: "old@example.com"), now: t0) }.user
+            let outcomes = Collected<(Int, Result<(user: User, created: Bool), any Error>)>()
+            Self.heldBatch(store, others: 2) { answered in
+                // The first brings a new address and the name; the second an older token, with the first address
+                // and another name, which must not replace the one the first stored.
+                Self.queueSignIn(store, 0, appleProfile(sub: "001.twice", email: "new@example.com", name: "Ada"), answered, outcomes)
+                Self.queueSignIn(store, 1, appleProfile(sub: "001.twice", email: "old@example.com", name: "Bob"), answered, outcomes)
+            }
+            let seen = try outcomes.all.sorted { $0.0 < $1.0 }.map { index, outcome in
+                let (user, created) = try outcome.get()
+                return "\(index) \(user.id == existing.id && !created) \(user.email ?? "-") \(user.displayName ?? "-")"
+            }
+            #expect(seen == ["0 true new@example.com Ada", "1 true old@example.com Ada"])
+            let stored = try store.read { try $0.user(id: existing.id) }
+            #expect(stored?.email == "old@example.com" && stored?.displayName == "Ada" && stored?.updatedAt == t0 + 2)
+            let owners = try store.read { tx in try (0..<2).map { try tx.session(idHash: "session-\($0)", now: t0)?.user.id } }
+            #expect(owners == [existing.id, existing.id])
+        }
+    }
+
+    @Test("a new member signing in twice in one batch is created by the first and found by the second, with a session each")
+    func newMemberTwiceInABatch() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try Self.migratedStore(url)
+            let outcomes = Collected<(Int, Result<(user: User, created: Bool), any Error>)>()
+            Self.heldBatch(store, others: 3) { answered in
+                Self.queueSignIn(store, 0, appleProfile(sub: "001.fresh", email: "a@example.com"), answered, outcomes)
+                Self.queueSignIn(store, 1, appleProfile(sub: "001.other"), answered, outcomes)
+                Self.queueSignIn(store, 2, appleProfile(sub: "001.fresh", name: "Ada"), answered, outcomes)
+            }
+            let members = try outcomes.all.sorted { $0.0 < $1.0 }.map { try $0.1.get() }
+            #expect(members.map(\.created) == [true, true, false])
+            #expect(members[2].user.id == members[0].user.id && members[1].user.id != members[0].user.id)
+            #expect(members[2].user.email == "a@example.com" && members[2].user.displayName == "Ada")
+            #expect(try postgresScalar("SELECT COUNT(*) AS value FROM users", in: url) == 2)
+            let owners = try store.read { tx in try (0..<3).map { try tx.session(idHash: "session-\($0)", now: t0)?.user.id } }
+            #expect(owners == members.map(\.user.id))
+        }
+    }
+}
