@@ -24,8 +24,13 @@ public final class PendingMember: @unchecked Sendable {
 
     /// A member already known, such as the one an OpenID client's code was issued for.
     public convenience init(known user: User) {
-        self.init(appleSubject: user.providerUserID, settle: {})
-        found = (user, false)
+        self.init(user, created: false)
+    }
+
+    init(_ user: User, created: Bool) {
+        appleSubject = user.providerUserID
+        settle = {}
+        found = (user, created)
     }
 
     func resolve(_ user: User, created: Bool) {

@@ -225,7 +225,7 @@ final class PostgresConnection {
     func begin(_ sql: String) {
         pendingBegin = sql
         statementsInTransaction = 0
-        finishers = []
+        finishers.removeAll(keepingCapacity: true)
     }
 
     /// Commits what `begin` opened, together with the statements `send` queued; nothing to do when no statement
@@ -248,7 +248,7 @@ final class PostgresConnection {
     /// sent but not waited for (the transaction is rolled back afterwards).
     func abandonUnitOfWork() {
         pendingBegin = nil
-        finishers = []
+        finishers.removeAll(keepingCapacity: true)
         if !queued.isEmpty, let (last, _, _, _) = try? flush() { PQclear(last) }
     }
 
@@ -420,10 +420,19 @@ final class PostgresConnection {
     /// else throws the first failure (the database ran no command after a failed one; after a refusal it did).
     private func flush() throws(PostgresFailure)
         -> (result: OpaquePointer, requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?) {
-        let requirements = queued
+        // The queue's buffer is handed back once read: a batch queues dozens of statements, which a new array grew
+        // into again, reallocating, at every round trip.
+        var requirements: [(requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?)] = []
+        swap(&requirements, &queued)
+        defer {
+            if queued.isEmpty {
+                requirements.removeAll(keepingCapacity: true)
+                swap(&requirements, &queued)
+            }
+        }
         let expected = requirements.count
-        queued = []
         var results: [OpaquePointer] = []
+        results.reserveCapacity(expected)
         // Each command's result is followed by a NULL; the sync point ends the pipeline. A NULL where a result
         // should be means the connection is gone.
         var answered = PQpipelineSync(handle) == 1

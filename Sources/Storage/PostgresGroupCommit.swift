@@ -7,8 +7,10 @@ import WorkerThreads
 /// the transaction around them and the round trips: the BEGIN and COMMIT, a snapshot, two wake-ups of the backend
 /// and of the caller. A lane thread takes every write waiting (up to `Limits.maxWrites`), runs their closures one
 /// after another in one transaction on one connection, and commits: what a closure sends without waiting goes out
-/// with the next closure's first round trip, so N writes cost one transaction and N + 1 round trips instead of N and
-/// 2N. A write that finds no other waiting runs alone, as it would without this, so a quiet server answers as fast.
+/// with the next statement that waits, or before the COMMIT. A sign-in waits for nothing (its member's row is read
+/// by a finisher, `SQLConnection.query(finishing:)`), so N sign-ins cost one transaction and two round trips instead
+/// of N and 2N. A write that finds no other waiting runs alone, as it would without this, so a quiet server answers
+/// as fast. Finishers run before the COMMIT; one that throws rolls the batch back like a failed statement.
 ///
 /// The closures run one after another, each seeing what the ones before it wrote: the batch is the same as these
 /// writes run in turn. Each caller keeps its own all-or-nothing outcome:
@@ -216,7 +218,7 @@ final class PostgresGroupCommit: @unchecked Sendable {
 
     private func run(_ jobs: [Job], on connection: PostgresConnection) -> BatchOutcome {
         connection.clearFailure()
-        let transaction = SQLTransaction(connection: PostgresSession(connection: connection, scrub: host.scrub))
+        let transaction = SQLTransaction(connection: PostgresSession(connection: connection, scrub: host.scrub), updatedMembers: UpdatedMembers())
         var succeeded: [Job] = []
         var refused: [(job: Job, error: any Error)] = []
         var committing = false

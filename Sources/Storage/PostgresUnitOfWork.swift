@@ -60,7 +60,7 @@ struct PostgresUnitOfWork: Sendable {
     ) throws -> T {
         guard let begin else {
             do {
-                return try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: scrub)))
+                return try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: scrub), updatedMembers: UpdatedMembers()))
             } catch {
                 // A dropped connection fails the statement itself: a read, so nothing ran, and it can go again.
                 if let failure = connection.lastFailure, failure.connectionLost { throw StaleConnection(failure: failure) }
@@ -70,7 +70,7 @@ struct PostgresUnitOfWork: Sendable {
         connection.begin(begin)
         var committing = false
         do {
-            let result = try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: scrub)))
+            let result = try body(SQLTransaction(connection: PostgresSession(connection: connection, scrub: scrub), updatedMembers: UpdatedMembers()))
             committing = true
             do {
                 try connection.commit()

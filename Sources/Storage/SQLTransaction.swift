@@ -6,8 +6,9 @@ import Foundation
 /// Times are whole unix seconds, "expired" means `expires_at <= now`.
 struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     let connection: Connection
-    /// Members whose rows a sign-in updated in this transaction (see `signInAppleUser`).
-    let updatedMembers = UpdatedMembers()
+    /// Members whose rows a sign-in updated in this transaction, where a sign-in's member may be read by a finisher
+    /// after statements of later writes (see `signInAppleUser`); nil where a finisher runs at once (SQLite).
+    var updatedMembers: UpdatedMembers? = nil
 
     var dialect: SQLDialect { connection.dialect }
 
@@ -65,7 +66,6 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
 
     func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember {
         try StoreInput.validate(profile)
-        let member = PendingMember(appleSubject: profile.sub, settle: { [connection] in try connection.settle() })
         // A returning member is found first: an insert that conflicts has already drawn an id (SQLite's
         // AUTOINCREMENT, PostgreSQL's identity), so inserting first left a gap in the member ids at every sign-in.
         // Its row stays locked until the commit: a sign-in at READ COMMITTED then updates the latest version (another
@@ -74,6 +74,7 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         if profile.transferSub == nil, dialect.insertsInsideWITH {
             // The lookup and the insert in one statement, whose row is needed only by the commit: a sign-in's
             // statements then go out together. The update of a returning member follows once its row is read.
+            let member = PendingMember(appleSubject: profile.sub, settle: { [connection] in try connection.settle() })
             try findOrInsert(new) { [self] found in
                 guard let (user, created) = found else {
                     let (user, created) = try concurrentlyInserted(profile, now: now)
@@ -82,14 +83,14 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
                 guard !created else { return member.resolve(user, created: true) }
                 // Another sign-in of this member earlier in the same transaction (a batch) may have updated the row
                 // after this statement read it: the update then starts from the row as it is now.
-                let current = updatedMembers.ids.contains(user.id) ? try lockedUser(appleSubject: profile.sub) ?? user : user
+                let stale = updatedMembers?.ids.contains(user.id) ?? false
+                let current = stale ? try lockedUser(appleSubject: profile.sub) ?? user : user
                 member.resolve(try updated(current, signingIn: profile, now: now), created: false)
             }
             return member
         }
         let (user, created) = try upsertAppleUserNow(profile, new, now: now)
-        member.resolve(user, created: created)
-        return member
+        return PendingMember(user, created: created)
     }
 
     /// The member's lookup, transfer or insert, each statement waited for (SQLite, or a profile naming a transfer).
@@ -148,7 +149,7 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         let updated = existing.applyingSignIn(profile, now: now)
         if updated != existing {
             try update(updated)
-            updatedMembers.ids.insert(updated.id)
+            updatedMembers?.ids.insert(updated.id)
         }
         return updated
     }
@@ -190,16 +191,15 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     // MARK: - Sessions
 
     func insertSession(_ session: Session, of member: MemberReference) throws {
-        var values: [SQLValue] = [.text(session.idHash), .text(session.flow), .bool(session.nonceVerified),
-                                  try .date(session.createdAt), try .date(session.expiresAt)]
+        let (idHash, flow, verified) = (SQLValue.text(session.idHash), SQLValue.text(session.flow), SQLValue.bool(session.nonceVerified))
+        let (createdAt, expiresAt) = (try SQLValue.date(session.createdAt), try SQLValue.date(session.expiresAt))
         switch member {
         case let .id(id):
-            values.append(.integer(id))
-            try connection.send(SQLStatements.insertSessionOfID, values)
+            try connection.send(SQLStatements.insertSessionOfID, [idHash, flow, verified, createdAt, expiresAt, .integer(id)])
         case let .appleSubject(subject):
-            values.append(.text(User.appleProvider))
-            values.append(.text(subject))
-            try connection.send(SQLStatements.insertSessionOfAppleSubject, values, requiring: ChangeRequirement(
+            try connection.send(SQLStatements.insertSessionOfAppleSubject,
+                                [idHash, flow, verified, createdAt, expiresAt, .text(User.appleProvider), .text(subject)],
+                                requiring: ChangeRequirement(
                 rows: 1, refusal: StoreError.conflict("a session for a member that does not exist")))
         }
     }

@@ -45,8 +45,9 @@ struct SignedIn: Sendable {
     var nonceVerified: Bool
 }
 
-/// What the sign-in transaction wrote, its member read by the commit at the latest (`PendingMember`).
-private struct SignInWritten: Sendable {
+/// What the sign-in transaction wrote, its member read by the commit at the latest (`PendingMember`); the
+/// `SignedIn` once the write returned (`SignInService.completeSignIn`).
+struct SignInWritten: Sendable {
     let member: PendingMember
     let opened: SessionIssuer.OpenedSession
     let nonceVerified: Bool
@@ -90,20 +91,18 @@ struct SignInService: Sendable {
         let now = clock.now
         let made = try madeBeforehand(request)
         return try completeSignIn(request, Result {
-            try store.write(isolation: Self.isolation) { try signIn(request, made, in: $0, now: now) }.signedIn()
+            try store.write(isolation: Self.isolation) { try signIn(request, made, in: $0, now: now) }
         })
     }
 
     /// The sign-in without a waiting thread: `completion` gets the transaction's outcome, on whichever thread
     /// finished it (the store's writer), and must hand it to `completeSignIn` on a thread of its own. Throws
     /// before starting when a required code exchange failed.
-    func startSignIn(_ request: SignInRequest, completion: @escaping @Sendable (Result<SignedIn, any Error>) -> Void) throws {
+    func startSignIn(_ request: SignInRequest, completion: @escaping @Sendable (Result<SignInWritten, any Error>) -> Void) throws {
         try checkCodeExchange(request)
         let now = clock.now
         let made = try madeBeforehand(request)
-        store.write(isolation: Self.isolation, { [self] in try signIn(request, made, in: $0, now: now) }) { written in
-            completion(Result { try written.get().signedIn() })
-        }
+        store.write(isolation: Self.isolation, { [self] in try signIn(request, made, in: $0, now: now) }, completion: completion)
     }
 
     /// As the transaction's failure would, a failure here gives back what the code exchange obtained.
@@ -135,10 +134,10 @@ struct SignInService: Sendable {
 
     /// What follows the transaction: a failed one revokes a grant its code exchange obtained; a committed one
     /// queues a postponed exchange, and is counted and logged.
-    func completeSignIn(_ request: SignInRequest, _ outcome: Result<SignedIn, any Error>) throws -> SignedIn {
+    func completeSignIn(_ request: SignInRequest, _ outcome: Result<SignInWritten, any Error>) throws -> SignedIn {
         let signedIn: SignedIn
         do {
-            signedIn = try outcome.get()
+            signedIn = try outcome.get().signedIn()
         } catch {
             exchanger.discard(request.codeExchange, clientID: request.identity.audience)
             throw error
