@@ -33,6 +33,18 @@ struct PostgresRow: StoredRow {
     fileprivate let row: Int32
 
     private func column(_ name: String) throws -> Int32 {
+        // The names asked for are the result's own, as PostgreSQL spells them (lower case): compared as they are.
+        // PQfnumber folds the case of a copy of the name at every call, a malloc and a free for each column read.
+        var name = name
+        let exact = name.withUTF8 { wanted -> Int32? in
+            for index in 0..<PQnfields(result) {
+                guard let field = PQfname(result, index), strlen(field) == wanted.count,
+                      wanted.isEmpty || memcmp(field, wanted.baseAddress!, wanted.count) == 0 else { continue }
+                return index
+            }
+            return nil
+        }
+        if let exact { return exact }
         let index = PQfnumber(result, name)
         guard index >= 0 else { throw StoreError.database("no column \(name) in the result") }
         return index
