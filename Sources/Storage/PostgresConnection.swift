@@ -128,6 +128,8 @@ final class PostgresConnection {
     /// The number of the last statement that changed other than the number of rows its `ChangeRequirement` asked.
     private(set) var lastMissedRequirement = 0
 
+    /// Finishers (`queryBeforeCommit`) that have not run yet.
+    var waitingFinishers: Int { finishers.count }
     /// True while statements sent without waiting have not been answered yet.
     var hasUnansweredStatements: Bool { !queued.isEmpty }
     /// The failure behind the last error thrown, so the store can tell a serialization

@@ -227,16 +227,19 @@ final class PostgresGroupCommit: @unchecked Sendable {
             try connection.send("SET LOCAL lock_timeout = '\(limits.lockWait)'")
             for job in jobs {
                 let mark = connection.statementsSent, missedBefore = connection.lastMissedRequirement
+                let finishersBefore = connection.waitingFinishers
                 do {
                     try job.run(on: transaction)
                     succeeded.append(job)
                 } catch {
                     // Refused before any statement of its own changed or returned a row, and not for a statement of
                     // an earlier write (whose results come back in this one's first round trip): nothing to undo.
+                    // Nor did it leave a finisher waiting, which would write for it at the commit.
                     let missedOwn = connection.lastMissedRequirement == missedBefore
                         || connection.lastMissedRequirement > mark
                     guard connection.lastFailure == nil, !connection.hasUnansweredStatements, missedOwn,
-                          connection.lastStatementWithRows <= mark, connection.isInsideTransaction else { throw error }
+                          connection.lastStatementWithRows <= mark, connection.waitingFinishers <= finishersBefore,
+                          connection.isInsideTransaction else { throw error }
                     refused.append((job, error))
                 }
             }

@@ -62,4 +62,29 @@ extension PostgresStoreTests.GroupCommit {
             #expect(owners == members.map(\.user.id))
         }
     }
+
+    @Test("a write that throws with a finisher still waiting is not taken for a refusal: nothing the finisher writes stays")
+    func refusalWithAFinisherWaiting() throws {
+        try withFreshPostgresDatabase { url in
+            let store = try Self.migratedStore(url)
+            let outcomes = Outcomes(), runs = Collected<Int>()
+            Self.heldBatch(store, others: 2) { answered in
+                Self.queue(store, 0, answered, outcomes, runs: runs) { tx in
+                    let sql = try #require(tx as? SQLTransaction<PostgresSession>)
+                    // A query that finds nothing, whose finisher would write at the commit.
+                    try sql.connection.query("SELECT 1 AS one WHERE false", [], { try $0.integer("one") }) { _ in
+                        try sql.insertLoginAttempt(loginAttempt("written-by-finisher"))
+                    }
+                    _ = try tx.consumeLoginAttempt(state: "nobody", now: t0)  // waits, and changes nothing
+                    throw Abort()
+                }
+                Self.queue(store, 1, answered, outcomes, runs: runs) { tx in
+                    try tx.insertLoginAttempt(loginAttempt("other"))
+                    return "ok"
+                }
+            }
+            #expect(Self.described(outcomes) == ["0 abort", "1 ok"])
+            #expect(try postgresScalar("SELECT COUNT(*) AS value FROM login_attempts WHERE state = 'written-by-finisher'", in: url) == 0)
+        }
+    }
 }
