@@ -190,15 +190,16 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
 
     // MARK: - Sessions
 
-    func insertSession(_ session: Session, of member: MemberReference) throws {
-        let (idHash, flow, verified) = (SQLValue.text(session.idHash), SQLValue.text(session.flow), SQLValue.bool(session.nonceVerified))
-        let (createdAt, expiresAt) = (try SQLValue.date(session.createdAt), try SQLValue.date(session.expiresAt))
+    func insertSession(idHash: String, of member: MemberReference, flow: String, nonceVerified: Bool,
+                       createdAt: Date, expiresAt: Date) throws {
+        let (id, flow, verified) = (SQLValue.text(idHash), SQLValue.text(flow), SQLValue.bool(nonceVerified))
+        let (created, expires) = (try SQLValue.date(createdAt), try SQLValue.date(expiresAt))
         switch member {
-        case let .id(id):
-            try connection.send(SQLStatements.insertSessionOfID, [idHash, flow, verified, createdAt, expiresAt, .integer(id)])
+        case let .id(userID):
+            try connection.send(SQLStatements.insertSessionOfID, [id, flow, verified, created, expires, .integer(userID)])
         case let .appleSubject(subject):
             try connection.send(SQLStatements.insertSessionOfAppleSubject,
-                                [idHash, flow, verified, createdAt, expiresAt, .text(User.appleProvider), .text(subject)],
+                                [id, flow, verified, created, expires, .text(User.appleProvider), .text(subject)],
                                 requiring: ChangeRequirement(
                 rows: 1, refusal: StoreError.conflict("a session for a member that does not exist")))
         }

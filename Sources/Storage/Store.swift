@@ -36,9 +36,9 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// user; `updatedAt` moves only when the flag changes.
     func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws
 
-    /// A new session of the member `member` names (`session.userID` is not read: the member's id may not be
-    /// known yet).
-    func insertSession(_ session: Session, of member: MemberReference) throws
+    /// A new session of the member `member` names, whose id may not be known yet.
+    func insertSession(idHash: String, of member: MemberReference, flow: String, nonceVerified: Bool,
+                       createdAt: Date, expiresAt: Date) throws
     /// Nil when the session is missing or expired.
     func session(idHash: String, now: Date) throws -> (session: Session, user: User)?
     @discardableResult func deleteSession(idHash: String) throws -> Bool
@@ -165,7 +165,8 @@ extension StoreTransaction {
     }
 
     public func insertSession(_ session: Session) throws {
-        try insertSession(session, of: .id(session.userID))
+        try insertSession(idHash: session.idHash, of: .id(session.userID), flow: session.flow,
+                          nonceVerified: session.nonceVerified, createdAt: session.createdAt, expiresAt: session.expiresAt)
     }
 
     /// `user(provider: "apple", providerUserID:)`. A protocol requirement cannot carry

@@ -11,7 +11,8 @@ extension PostgresStoreTests.GroupCommit {
         answered.enter()
         store.write(isolation: .readCommitted, { tx in
             let member = try tx.signInAppleUser(profile, now: t0 + Double(index + 1))
-            try tx.insertSession(session("session-\(index)", userID: 0), of: member.reference)
+            try tx.insertSession(idHash: "session-\(index)", of: member.reference, flow: "web", nonceVerified: true,
+                                 createdAt: t0, expiresAt: t0 + 3600)
             return member
         }, completion: { written in
             outcomes.append((index, Result { try written.get().get() }))

@@ -269,7 +269,8 @@ import Testing
                 let idHash = UUID().uuidString
                 let member = try store.write(isolation: .readCommitted) { tx in
                     let member = try tx.signInAppleUser(appleProfile(sub: "001.same", email: "a@example.com"), now: t0)
-                    try tx.insertSession(session(idHash, userID: 0), of: member.reference)
+                    try tx.insertSession(idHash: idHash, of: member.reference, flow: "web", nonceVerified: true,
+                                         createdAt: t0, expiresAt: t0 + 3600)
                     return member
                 }
                 let (user, created) = try member.get()

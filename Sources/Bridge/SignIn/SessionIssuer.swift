@@ -48,9 +48,8 @@ struct SessionIssuer: Sendable {
         let lifetime = new.refresh == nil ? Self.browserSessionLifetime : Self.appSessionLifetime
         let expiresAt = now.addingTimeInterval(lifetime)
         let reference = new.refresh == nil ? member.reference : .id(try member.get().user.id)
-        let session = Session(idHash: new.sessionIDHash, userID: 0, flow: flow, nonceVerified: nonceVerified,
-                              createdAt: now, expiresAt: expiresAt)
-        try transaction.insertSession(session, of: reference)
+        try transaction.insertSession(idHash: new.sessionIDHash, of: reference, flow: flow, nonceVerified: nonceVerified,
+                                      createdAt: now, expiresAt: expiresAt)
         if let refresh = new.refresh {
             try transaction.insertRefreshToken(RefreshToken(
                 tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: new.sessionIDHash,
