@@ -62,6 +62,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CHTMLQuery", "CChildProcess"]),
 
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -51,13 +51,18 @@ public final class WorkerPool: @unchecked Sendable {
                 condition.wait()
                 idle -= 1
             }
-            guard let job = queue.popFirst() else {
+            var job = queue.popFirst()
+            guard job != nil else {
                 threads -= 1
                 condition.unlock()
                 return
             }
             condition.unlock()
-            job()
+            job?()
+            // Let go of the job before taking `condition` again. A job may hold the last reference to something whose
+            // `deinit` stops this pool (a store whose caller let go of it while its write ran): released later, that
+            // `stop()` waited for the lock its own thread held, for ever.
+            job = nil
             condition.lock()
         }
     }
