@@ -13,7 +13,7 @@ public enum MemberReference: Sendable, Equatable {
 /// Read it inside the write that made it (on its thread), or after that write returned: it is filled in before
 /// the commit, and a write's caller is answered after it.
 public final class PendingMember: @unchecked Sendable {
-    public let appleSubject: String
+    private let appleSubject: String
     private var found: (user: User, created: Bool)?
     private let settle: () throws -> Void
 

@@ -112,9 +112,11 @@ final class PostgresConnection {
     private var preparedByAddress: [UInt: (key: StatementKey, name: String)] = [:]
     /// A BEGIN that goes out with the next statement (`begin(_:)`).
     private var pendingBegin: String?
-    /// Commands sent in pipeline mode whose results are not read yet (`send`), with what each must change, its
-    /// number in `statementsSent`, and what keeps its rows for a finisher (`queryBeforeCommit`).
-    private var queued: [(requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?)] = []
+    /// A command sent in pipeline mode whose result is not read yet: what it must change, its number in
+    /// `statementsSent`, and what keeps its rows for a finisher (`queryBeforeCommit`).
+    private typealias QueuedCommand = (requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?)
+    /// Commands sent without waiting (`send`, `queryBeforeCommit`), in order.
+    private var queued: [QueuedCommand] = []
     /// What runs with the rows of queries sent by `queryBeforeCommit`, in the order those went out, before the
     /// COMMIT at the latest.
     private var finishers: [() throws -> Void] = []
@@ -263,7 +265,7 @@ final class PostgresConnection {
     func abandonUnitOfWork() {
         pendingBegin = nil
         finishers.removeAll(keepingCapacity: true)
-        if !queued.isEmpty, let (last, _, _, _) = try? flush() { PQclear(last) }
+        if !queued.isEmpty, let (last, _) = try? flush() { PQclear(last) }
     }
 
     /// Runs a statement and returns how many rows it changed.
@@ -432,11 +434,10 @@ final class PostgresConnection {
     /// Sends the queued commands, waits for every result and leaves pipeline mode; returns the last command's
     /// result (the caller clears it) and requirement once every earlier one succeeded and changed what it had to,
     /// else throws the first failure (the database ran no command after a failed one; after a refusal it did).
-    private func flush() throws(PostgresFailure)
-        -> (result: OpaquePointer, requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?) {
+    private func flush() throws(PostgresFailure) -> (result: OpaquePointer, command: QueuedCommand) {
         // The queue's buffer is handed back once read: a batch queues dozens of statements, which a new array grew
         // into again, reallocating, at every round trip.
-        var requirements: [(requirement: ChangeRequirement?, number: Int, rows: ((OpaquePointer) -> Void)?)] = []
+        var requirements: [QueuedCommand] = []
         swap(&requirements, &queued)
         defer {
             if queued.isEmpty {
@@ -488,17 +489,16 @@ final class PostgresConnection {
             }
             PQclear(result)
         }
-        let final = requirements[expected - 1]
-        return (last, final.requirement, final.number, final.rows)
+        return (last, requirements[expected - 1])
     }
 
     /// `flush` for queued commands whose last result only needs checking (and keeping, for a finisher).
     private func flushChecked() throws(PostgresFailure) {
-        let (last, requirement, number, rows) = try flush()
+        let (last, command) = try flush()
         defer { PQclear(last) }
         try check(last)
-        try meet(requirement, changed: Self.changedRows(last), number: number)
-        rows?(last)
+        try meet(command.requirement, changed: Self.changedRows(last), number: command.number)
+        command.rows?(last)
     }
 
     /// The failure of a connection that broke mid-pipeline, recorded as `check` records one.

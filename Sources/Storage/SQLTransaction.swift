@@ -60,10 +60,6 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
 
     // MARK: - Users
 
-    func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
-        try signInAppleUser(profile, now: now).get()
-    }
-
     func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember {
         try StoreInput.validate(profile)
         // A returning member is found first: an insert that conflicts has already drawn an id (SQLite's

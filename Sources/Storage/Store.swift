@@ -20,9 +20,8 @@ public protocol StoreTransaction: OpenIDProviderTransaction {
     /// Finds the user by `(provider: "apple", providerUserID: sub)` — never by email —
     /// or creates it. See `User.applyingSignIn` for what a later sign-in updates. An unknown `sub` whose profile
     /// carries a `transferSub` recorded for a member not moved yet is that member, moved to the new `sub`.
-    func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool)
-    /// `upsertAppleUser`, whose outcome the store may learn as late as the commit (see `PendingMember`): what
-    /// else the sign-in writes names the member by `reference`.
+    /// Its outcome may be learnt as late as the commit (see `PendingMember`): what else the sign-in writes names the
+    /// member by `reference`; `upsertAppleUser` waits for it.
     func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember
     func user(id: Int64) throws -> User?
     /// The user Apple's server-to-server notifications name by `sub`;
@@ -162,6 +161,11 @@ extension StoreTransaction {
     @discardableResult
     public func revokeRefreshFamily(_ familyID: String) throws -> Int {
         try revokeRefreshFamily(familyID, becauseReused: true)
+    }
+
+    /// `signInAppleUser`, its outcome waited for.
+    public func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
+        try signInAppleUser(profile, now: now).get()
     }
 
     public func insertSession(_ session: Session) throws {

@@ -47,13 +47,14 @@ struct SessionIssuer: Sendable {
               in transaction: any StoreTransaction, now: Date) throws -> OpenedSession {
         let lifetime = new.refresh == nil ? Self.browserSessionLifetime : Self.appSessionLifetime
         let expiresAt = now.addingTimeInterval(lifetime)
-        let reference = new.refresh == nil ? member.reference : .id(try member.get().user.id)
-        try transaction.insertSession(idHash: new.sessionIDHash, of: reference, flow: flow, nonceVerified: nonceVerified,
-                                      createdAt: now, expiresAt: expiresAt)
-        if let refresh = new.refresh {
+        // A refresh token is stored with its member's id, so then the session names the member by it as well.
+        let userID = new.refresh == nil ? nil : try member.get().user.id
+        try transaction.insertSession(idHash: new.sessionIDHash, of: userID.map { .id($0) } ?? member.reference, flow: flow,
+                                      nonceVerified: nonceVerified, createdAt: now, expiresAt: expiresAt)
+        if let refresh = new.refresh, let userID {
             try transaction.insertRefreshToken(RefreshToken(
                 tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: new.sessionIDHash,
-                userID: try member.get().user.id, createdAt: now, expiresAt: expiresAt))
+                userID: userID, createdAt: now, expiresAt: expiresAt))
         }
         return OpenedSession(sessionIDHash: new.sessionIDHash, sessionID: new.sessionID,
                              refresh: new.refresh.map { ($0.token, $0.familyID) })
