@@ -255,7 +255,39 @@ enum Migrations {
             );
             """
         },
+        // PostgreSQL orders TEXT by the database's collation. Under a linguistic one (en_US, an ICU locale), every
+        // step down the index of a digest or of an Apple `sub` goes through the locale's comparison, and ties in an
+        // `ORDER BY created_at, id_hash` fall in another order than SQLite's. Every TEXT column that is a key or is
+        // indexed holds opaque bytes (digests, tokens' ids, client keys): it compares byte by byte, as SQLite's
+        // always have (its BINARY collation). The indexes are rebuilt, not the tables; on a large database the
+        // upgrade holds these tables locked while it runs.
+        Migration(version: 13, only: .postgres, sql: byteOrderedKeys),
     ]
+
+    /// The TEXT columns of keys and indexes, by table; new ones are declared `COLLATE "C"` on PostgreSQL
+    /// (`SchemaParityTests` checks it).
+    static let byteOrderedColumns: [(table: String, columns: [String])] = [
+        ("users", ["provider", "provider_user_id"]),
+        ("login_attempts", ["state"]),
+        ("sessions", ["id_hash"]),
+        ("api_nonces", ["nonce"]),
+        ("used_identity_tokens", ["token_hash"]),
+        ("identity_token_uses", ["token_hash"]),
+        ("refresh_tokens", ["token_hash", "family_id", "session_id_hash"]),
+        ("revoked_refresh_tokens", ["token_hash"]),
+        ("apple_notifications", ["jti"]),
+        ("provider_signing_keys", ["kid"]),
+        ("provider_authorizations", ["state_hash"]),
+        ("authorization_codes", ["code_hash"]),
+        ("provider_grants", ["family_id"]),
+        ("rate_limits", ["client_key"]),
+        ("leases", ["name"]),
+        ("member_transfers", ["transfer_sub"]),
+    ]
+
+    private static let byteOrderedKeys = byteOrderedColumns.map { table, columns in
+        "ALTER TABLE \(table) " + columns.map { "ALTER COLUMN \($0) TYPE TEXT COLLATE \"C\"" }.joined(separator: ", ") + ";"
+    }.joined(separator: "\n")
 
     private static let identityTokenUses = DialectStatement { d in """
         CREATE TABLE IF NOT EXISTS identity_token_uses (

@@ -52,6 +52,56 @@ import Testing
         }
     }
 
+    @Test("version 13 makes the keys compare byte by byte and keeps every row, link and cascade")
+    func fromVersionTwelve() throws {
+        try withFreshPostgresDatabase { url in
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            let twelve = Migrations.all.filter { $0.version <= 12 }
+            #expect(try PostgresMigrator(connection: connection, migrations: twelve, lockKey: PostgresStore.migrationLockKey,
+                                         scrub: { $0 }).migrate(now: t0) == twelve.map(\.version))
+            let store = try PostgresStore(url: url)
+            let userID = try userWithSessions("001.kept", ["kept-session"], in: store)
+            try store.write { tx in
+                try tx.insertRefreshToken(refreshToken("kept-refresh", family: "f", sessionIDHash: "kept-session", userID: userID))
+                try tx.insertLoginAttempt(loginAttempt("kept-state"))
+            }
+            func linguisticKeys() throws -> Int64 {
+                try postgresScalar("""
+                    SELECT COUNT(*) AS value FROM pg_attribute AS a JOIN pg_class AS c ON c.oid = a.attrelid
+                    WHERE c.relname IN ('sessions', 'refresh_tokens', 'users', 'login_attempts')
+                      AND a.atttypid = 'text'::regtype AND a.attcollation <> 'pg_catalog."C"'::regcollation
+                      AND a.attname IN ('id_hash', 'token_hash', 'session_id_hash', 'provider_user_id', 'state')
+                    """, in: url)
+            }
+            #expect(try linguisticKeys() == 5)
+
+            #expect(try store.migrate() == [13])
+            #expect(try linguisticKeys() == 0)
+            #expect(try store.read { try $0.session(idHash: "kept-session", now: t0) }?.user.id == userID)
+            #expect(try store.read { try $0.user(providerUserID: "001.kept") }?.id == userID)
+            #expect(try store.write { try $0.consumeLoginAttempt(state: "kept-state", now: t0) })
+            guard case .rotated = try store.write({ try $0.rotateRefreshToken(tokenHash: "kept-refresh", now: t0) }) else {
+                Issue.record("the kept refresh token did not rotate")
+                return
+            }
+            // The rebuilt keys still carry their links: deleting the member takes its session and its tokens.
+            #expect(try store.write { try $0.deleteUser(id: userID) })
+            #expect(try postgresScalar("SELECT COUNT(*) AS value FROM sessions", in: url) == 0)
+            #expect(try postgresScalar("SELECT COUNT(*) AS value FROM refresh_tokens", in: url) == 0)
+        }
+    }
+
+    @Test("on a database whose collation is linguistic (ICU en-US), keys still order byte by byte: a member's sessions of one second list in SQLite's order")
+    func keysOrderByteByByteUnderALinguisticCollation() throws {
+        try withFreshPostgresDatabase(options: "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'") { url in
+            let store = try PostgresStore(url: url)
+            _ = try store.migrate()
+            // Byte by byte "B" (0x42) comes before "a" (0x61); en-US puts "a" first.
+            let userID = try userWithSessions("001.order", ["a-session", "B-session"], in: store)
+            #expect(try store.read { try $0.sessions(userID: userID) }.map(\.idHash) == ["B-session", "a-session"])
+        }
+    }
+
     @Test("statements found by where their text is stored: SQL built per call, more of it than the cache holds, and one text bound with NULL and with text, each answers as its own")
     func statementsFoundByAddress() throws {
         try withFreshPostgresDatabase { url in

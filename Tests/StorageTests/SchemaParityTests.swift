@@ -17,6 +17,31 @@ import Testing
         }
     }
 
+    @Test("on PostgreSQL every TEXT column of a key or an index compares byte by byte (collation C), as all of them do on SQLite")
+    func keysCompareByteByByte() throws {
+        try withFreshStore(.postgres) { fixture in
+            let connection = try fixture.sqlConnection()
+            let columns = try connection.query("""
+                SELECT DISTINCT c.relname::text AS table_name, a.attname::text AS column_name,
+                       co.collname::text AS collation_name
+                FROM pg_index AS i
+                JOIN pg_class AS c ON c.oid = i.indrelid
+                JOIN pg_namespace AS n ON n.oid = c.relnamespace
+                JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attnum = ANY (i.indkey)
+                JOIN pg_collation AS co ON co.oid = a.attcollation
+                WHERE n.nspname = current_schema() AND a.atttypid = 'text'::regtype
+                """, []) { row in
+                (column: "\(try row.requiredText("table_name")).\(try row.requiredText("column_name"))",
+                 collation: try row.requiredText("collation_name"))
+            }
+            // What the query sees: the keys a sign-in looks up.
+            #expect(Set(columns.map(\.column)).isSuperset(of: ["sessions.id_hash", "login_attempts.state",
+                                                                "users.provider_user_id", "identity_token_uses.token_hash"]))
+            let linguistic = columns.filter { $0.collation != "C" }.map { "\($0.column) (\($0.collation))" }.sorted()
+            #expect(linguistic.isEmpty, "declare these TEXT COLLATE \"C\" on PostgreSQL: \(linguistic)")
+        }
+    }
+
     /// Guards `sameSchema` against agreeing on too little: each way a backend keys a table shows as an index.
     @Test("introspection sees the schema: primary keys of every kind, UNIQUE constraints, plain indexes, NOT NULL",
           arguments: Backend.allCases)

@@ -82,12 +82,13 @@ enum TestPostgres {
     }
 }
 
-/// Creates a database of its own for `body` on the test server, and drops it afterwards.
-func withFreshPostgresDatabase(_ body: (PostgresURL) throws -> Void) throws {
+/// Creates a database of its own for `body` on the test server (`options` of CREATE DATABASE, such as its
+/// collation), and drops it afterwards.
+func withFreshPostgresDatabase(options: String = "", _ body: (PostgresURL) throws -> Void) throws {
     let admin = try TestPostgres.adminConnection()
     // Generated, so safe to write into the statement (identifiers cannot be parameters).
     let name = "bridge_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    try admin.execute("CREATE DATABASE \(name)")
+    try admin.execute("CREATE DATABASE \(name) \(options)")
     defer { try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
     try body(try TestPostgres.adminURL().withDatabase(name))
 }
