@@ -265,14 +265,15 @@ enum Migrations {
     ]
 
     /// The TEXT columns of keys and indexes, by table; new ones are declared `COLLATE "C"` on PostgreSQL
-    /// (`SchemaParityTests` checks it).
+    /// (`SchemaParityTests` checks it). In the order a sign-in writes the tables, so that the migration's locks
+    /// meet a sign-in of an older instance still serving without a deadlock.
     static let byteOrderedColumns: [(table: String, columns: [String])] = [
-        ("users", ["provider", "provider_user_id"]),
         ("login_attempts", ["state"]),
-        ("sessions", ["id_hash"]),
         ("api_nonces", ["nonce"]),
         ("used_identity_tokens", ["token_hash"]),
         ("identity_token_uses", ["token_hash"]),
+        ("users", ["provider", "provider_user_id"]),
+        ("sessions", ["id_hash"]),
         ("refresh_tokens", ["token_hash", "family_id", "session_id_hash"]),
         ("revoked_refresh_tokens", ["token_hash"]),
         ("apple_notifications", ["jti"]),

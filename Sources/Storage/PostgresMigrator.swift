@@ -40,7 +40,27 @@ struct PostgresMigrator {
         return pending.map(\.version)
     }
 
+    /// A migration that takes several tables' locks may deadlock with the writes of instances of the older build
+    /// still serving (a rolling upgrade); PostgreSQL then aborts one side, most often the migration, which started
+    /// waiting first. It is run again: by then the writes it met have committed.
+    static let attemptsPerMigration = 10
+
     private func apply(_ migration: Migration, now: Date) throws {
+        var attempt = 1
+        while true {
+            do {
+                return try applyOnce(migration, now: now)
+            } catch let failure as PostgresFailure where failure.isRetryable {
+                guard attempt < Self.attemptsPerMigration else {
+                    throw StoreError.migrationFailed(version: migration.version, reason: scrub(failure.message))
+                }
+                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
+                attempt += 1
+            }
+        }
+    }
+
+    private func applyOnce(_ migration: Migration, now: Date) throws {
         let appliedAt = try SQLValue.date(now)
         do {
             try connection.execute("BEGIN")
@@ -57,6 +77,7 @@ struct PostgresMigrator {
             if error.meansUnavailable {
                 throw error.storeError(scrub: scrub)
             }
+            if error.isRetryable { throw error }
             throw StoreError.migrationFailed(version: migration.version, reason: scrub(error.message))
         }
     }

@@ -91,6 +91,43 @@ import Testing
         }
     }
 
+    @Test("a migration that deadlocks with an older instance's transaction is run again, and applies")
+    func deadlockedMigrationRunsAgain() throws {
+        try withFreshPostgresDatabase { url in
+            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+            let twelve = Migrations.all.filter { $0.version <= 12 }
+            _ = try PostgresMigrator(connection: connection, migrations: twelve, lockKey: PostgresStore.migrationLockKey,
+                                     scrub: { $0 }).migrate(now: t0)
+            let table = try #require(Migrations.byteOrderedColumns.last?.table)
+            let outcome = Collected<String>()
+            onThreads(2) { index in
+                do {
+                    if index == 0 {
+                        // Version 13 locks every table it alters, one after another, and waits for the last.
+                        Thread.sleep(forTimeInterval: 0.2)
+                        outcome.append("migrated \(try PostgresStore(url: url, poolSize: 1).migrate())")
+                        return
+                    }
+                    // An older instance's transaction holds the last table, then reads one the migration holds:
+                    // a deadlock, found first by the migration, which has waited longer.
+                    let older = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+                    try older.execute("BEGIN; LOCK TABLE \(table) IN ROW EXCLUSIVE MODE")
+                    let waiting = waitUntil(seconds: 10) {
+                        (try? postgresScalar("SELECT COUNT(*) AS value FROM pg_locks WHERE NOT granted AND relation = '\(table)'::regclass",
+                                             in: url)) == 1
+                    }
+                    outcome.append("migration waited: \(waiting)")
+                    try older.execute("SELECT COUNT(*) FROM users")
+                    try older.execute("COMMIT")
+                } catch {
+                    outcome.append("error: \(error)")
+                }
+            }
+            #expect(Set(outcome.all) == ["migration waited: true", "migrated [13]"])
+            #expect(try postgresScalar("SELECT MAX(version) AS value FROM schema_migrations", in: url) == 13)
+        }
+    }
+
     @Test("on a database whose collation is linguistic (ICU en-US), keys still order byte by byte: a member's sessions of one second list in SQLite's order")
     func keysOrderByteByByteUnderALinguisticCollation() throws {
         try withFreshPostgresDatabase(options: "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'") { url in
