@@ -11,7 +11,7 @@ import WorkerThreads
 /// the WAL holds more than `walFrameLimit` frames, a last PASSIVE checkpoint runs with writes
 /// paused, copying the few frames the others left; the next write then starts the WAL from
 /// the beginning. Once writes have stopped for `idleAfter` it runs one TRUNCATE checkpoint,
-/// which also shrinks the WAL file to zero. `stop()` ends the thread and waits for it.
+/// which also shrinks the WAL file to zero. `stop()` ends the thread and, unless told not to, waits for it.
 final class SQLiteCheckpointer: @unchecked Sendable {
     struct Timing {
         var interval: Duration = .milliseconds(200)
@@ -77,14 +77,15 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         condition.withLock { checkpointsRun }
     }
 
-    func stop() {
+    /// Ends the thread, and waits for it unless told not to (it may be waiting for the caller's own thread).
+    func stop(waitingForItsThread: Bool = true) {
         let wasRunning = condition.withLock {
             let running = started && !stopped
             stopped = true
             condition.signal()
             return running
         }
-        if wasRunning {
+        if wasRunning && waitingForItsThread {
             exited.wait()
         }
     }

@@ -102,6 +102,11 @@ final class SQLiteGroupCommit: @unchecked Sendable {
         try Job.submitAndWait(isExclusive: true, body, submit: enqueue)
     }
 
+    /// True on the writer thread itself (a write's completion runs there).
+    var isOnWriterThread: Bool {
+        condition.withLock { Thread.current === writerThread }
+    }
+
     /// Lets the writer finish what is queued, then stops its thread. Later writes fail.
     func stop() {
         condition.lock()

@@ -75,7 +75,9 @@ public final class SQLiteStore: Store {
     }
 
     deinit {
-        checkpointer.stop()
+        // A write's completion may let go of the last reference on the writer thread, while the checkpointer waits
+        // for that thread to pause writes for it: waiting there for the checkpointer to end would wait for ever.
+        checkpointer.stop(waitingForItsThread: !writer.isOnWriterThread)
         writer.stop()
     }
 

@@ -122,5 +122,31 @@ extension SQLiteStoreSpecifics {
             #expect(waitUntil(seconds: 5) { !FileManager.default.fileExists(atPath: path + "-wal") })
             #expect(try SQLiteStore(path: path).read { try $0.loginAttempt(state: "s") } != nil)
         }
+
+        @Test("the last reference let go on the writer thread while the checkpointer waits for that thread to pause writes: the store still closes")
+        func lastReferenceOnTheWriterThread() throws {
+            let database = TestDatabase.temporary()
+            defer { database.remove() }
+            final class Holder: @unchecked Sendable { var store: SQLiteStore? }
+            let holder = Holder()
+            // A WAL limit of 0: the checkpointer wants writes paused after every commit.
+            holder.store = try SQLiteStore(path: database.sqlitePath, readerCount: 1, batchLimits: .init(),
+                                           checkpointTiming: .init(interval: .milliseconds(5), idleAfter: .seconds(60),
+                                                                   walFrameLimit: 0))
+            _ = try holder.store?.migrate()
+            let closed = DispatchSemaphore(value: 0)
+            let checkpointWaited = Collected<Bool>()
+            holder.store?.write({ try $0.insertLoginAttempt(loginAttempt("s")) }, completion: { _ in
+                // On the writer thread: once the checkpointer, woken by this commit, waits for it, the store goes.
+                checkpointWaited.append(waitUntil(seconds: 5) { (holder.store?.waitingWriterCount ?? 0) > 0 })
+                holder.store = nil
+                closed.signal()
+            })
+            guard closed.wait(timeout: .now() + 10) == .success else {
+                Issue.record("the store's deinit, on the writer thread, waited for the checkpointer waiting for that thread")
+                return
+            }
+            #expect(checkpointWaited.all == [true])
+        }
     }
 }
