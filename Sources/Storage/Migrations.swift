@@ -265,13 +265,15 @@ enum Migrations {
     ]
 
     /// The TEXT columns of keys and indexes, by table; new ones are declared `COLLATE "C"` on PostgreSQL
-    /// (`SchemaParityTests` checks it). In the order a sign-in writes the tables, so that the migration's locks
-    /// meet a sign-in of an older instance still serving without a deadlock.
+    /// (`SchemaParityTests` checks it). In the order a sign-in locks the tables (a web sign-in's attempt, or a native
+    /// one's nonce, then the token's record, its pre-version-9 table, the member, the session), so that the migration's
+    /// locks meet the sign-ins of an older instance still serving with fewer deadlocks; `PostgresMigrator` runs it
+    /// again after one.
     static let byteOrderedColumns: [(table: String, columns: [String])] = [
         ("login_attempts", ["state"]),
         ("api_nonces", ["nonce"]),
-        ("used_identity_tokens", ["token_hash"]),
         ("identity_token_uses", ["token_hash"]),
+        ("used_identity_tokens", ["token_hash"]),
         ("users", ["provider", "provider_user_id"]),
         ("sessions", ["id_hash"]),
         ("refresh_tokens", ["token_hash", "family_id", "session_id_hash"]),
