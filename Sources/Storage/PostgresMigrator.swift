@@ -46,22 +46,24 @@ struct PostgresMigrator {
     static let attemptsPerMigration = 10
 
     private func apply(_ migration: Migration, now: Date) throws {
+        let appliedAt = try SQLValue.date(now)
         var attempt = 1
         while true {
             do {
-                return try applyOnce(migration, now: now)
-            } catch let failure as PostgresFailure where failure.isRetryable {
-                guard attempt < Self.attemptsPerMigration else {
-                    throw StoreError.migrationFailed(version: migration.version, reason: scrub(failure.message))
+                return try applyOnce(migration, appliedAt: appliedAt)
+            } catch {
+                if error.meansUnavailable { throw error.storeError(scrub: scrub) }
+                guard error.isRetryable, attempt < Self.attemptsPerMigration else {
+                    throw StoreError.migrationFailed(version: migration.version, reason: scrub(error.message))
                 }
-                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
                 attempt += 1
+                PostgresUnitOfWork.backOff(attempt: attempt)
             }
         }
     }
 
-    private func applyOnce(_ migration: Migration, now: Date) throws {
-        let appliedAt = try SQLValue.date(now)
+    /// The migration and its record in one transaction, rolled back when it fails.
+    private func applyOnce(_ migration: Migration, appliedAt: SQLValue) throws(PostgresFailure) {
         do {
             try connection.execute("BEGIN")
             if let sql = migration.sql(for: .postgres) {
@@ -74,11 +76,7 @@ struct PostgresMigrator {
             if connection.isUsable && connection.isInsideTransaction {
                 try? connection.execute("ROLLBACK")
             }
-            if error.meansUnavailable {
-                throw error.storeError(scrub: scrub)
-            }
-            if error.isRetryable { throw error }
-            throw StoreError.migrationFailed(version: migration.version, reason: scrub(error.message))
+            throw error
         }
     }
 }

@@ -102,8 +102,9 @@ struct PostgresUnitOfWork: Sendable {
         }
     }
 
-    /// A short random pause, growing with each attempt, so racing writers spread out.
-    private static func backOff(attempt: Int) {
+    /// A short random pause, growing with each attempt, so racing writers spread out (and a migration that lost a
+    /// race with them, `PostgresMigrator`).
+    static func backOff(attempt: Int) {
         let ceiling = min(0.002 * pow(2, Double(attempt)), 0.2)
         Thread.sleep(forTimeInterval: Double.random(in: 0...ceiling))
     }

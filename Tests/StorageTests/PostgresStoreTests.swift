@@ -55,10 +55,7 @@ import Testing
     @Test("version 13 makes the keys compare byte by byte and keeps every row, link and cascade")
     func fromVersionTwelve() throws {
         try withFreshPostgresDatabase { url in
-            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
-            let twelve = Migrations.all.filter { $0.version <= 12 }
-            #expect(try PostgresMigrator(connection: connection, migrations: twelve, lockKey: PostgresStore.migrationLockKey,
-                                         scrub: { $0 }).migrate(now: t0) == twelve.map(\.version))
+            #expect(try migrateToVersionTwelve(url) == Migrations.all.filter { $0.version <= 12 }.map(\.version))
             let store = try PostgresStore(url: url)
             let userID = try userWithSessions("001.kept", ["kept-session"], in: store)
             try store.write { tx in
@@ -91,13 +88,17 @@ import Testing
         }
     }
 
+    /// A database as version 12 left it, before its keys compared byte by byte; the versions applied.
+    private func migrateToVersionTwelve(_ url: PostgresURL) throws -> [Int] {
+        let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
+        return try PostgresMigrator(connection: connection, migrations: Migrations.all.filter { $0.version <= 12 },
+                                    lockKey: PostgresStore.migrationLockKey, scrub: { $0 }).migrate(now: t0)
+    }
+
     @Test("a migration that deadlocks with an older instance's transaction is run again, and applies")
     func deadlockedMigrationRunsAgain() throws {
         try withFreshPostgresDatabase { url in
-            let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
-            let twelve = Migrations.all.filter { $0.version <= 12 }
-            _ = try PostgresMigrator(connection: connection, migrations: twelve, lockKey: PostgresStore.migrationLockKey,
-                                     scrub: { $0 }).migrate(now: t0)
+            _ = try migrateToVersionTwelve(url)
             let table = try #require(Migrations.byteOrderedColumns.last?.table)
             let outcome = Collected<String>()
             onThreads(2) { index in
