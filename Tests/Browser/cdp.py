@@ -2,18 +2,15 @@
 import json
 import os
 import shutil
-import socket
 import subprocess
+import sys
 import time
 import urllib.request
 
 import websocket
 
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Support"))
+from ports import free_port  # noqa: E402,F401  (the browser runners import it from here)
 
 
 class CDPError(Exception):

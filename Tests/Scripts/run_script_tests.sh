@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Tests of the shell helpers in scripts/lib that the test command and scripts/bench share; prints "N passed, N failed".
+# Tests of the helpers in scripts/lib that the test command and scripts/bench share, and of their Python twin in
+# Tests/Support; prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib/free-port.sh
@@ -23,6 +24,21 @@ ports_below_ephemeral_range() {
     done
 }
 check "free_port stays below the ephemeral range" ports_below_ephemeral_range
+
+# The Python runners' twin (Tests/Support/ports.py; before it, they bound port 0 and took what the kernel gave:
+# always inside the range).
+python_ports_below_ephemeral_range() {
+    python3 - <<'PY'
+import sys
+sys.path.insert(0, "Tests/Support")
+from ports import ephemeral_low, free_port
+low = ephemeral_low()
+bad = [port for port in (free_port() for _ in range(300)) if not 10000 <= port < low]
+if bad:
+    sys.exit(f"free_port gave {bad[0]}; the ephemeral range starts at {low}")
+PY
+}
+check "the Python runners' free_port stays below the ephemeral range" python_ports_below_ephemeral_range
 
 # Nothing listens on the port it gives, nor on the next one.
 ports_not_listened_on() {

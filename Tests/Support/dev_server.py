@@ -3,21 +3,16 @@ operations check). Standard library only, so a runner without a virtual environm
 
 import json
 import os
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 
+from ports import free_port  # noqa: F401  (the runners import it from here)
+
 # Settings a developer's shell may carry that would point the server elsewhere or change what the tests expect.
 CLEARED_SETTINGS = ["BRIDGE_PUBLIC_URL", "APPLE_ID_URL", "BRIDGE_DATABASE", "BRIDGE_SECRET_KEY", "BRIDGE_CORS_ORIGINS",
                     "BRIDGE_METRICS_TOKEN", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_REQUIRE_NONCE"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_dev_server(executable, resources, directory, clients):
