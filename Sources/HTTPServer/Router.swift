@@ -81,8 +81,15 @@ public struct Router: HTTPResponder {
     /// `other`; never the path itself, which the client chooses.
     public func metricsRoute(for path: String) -> String {
         if exact[path] != nil { return path }
-        return prefixRoutes.first { path.hasPrefix($0.prefix) }?.prefix ?? "other"
+        return prefixRoutes.first { path.hasPrefix($0.prefix) }?.prefix ?? Self.otherMetricsRoute
     }
+
+    /// Every value `metricsRoute(for:)` can give.
+    public var metricsRoutes: [String] {
+        Array(exact.keys) + prefixRoutes.map(\.prefix) + [Self.otherMetricsRoute]
+    }
+
+    public static let otherMetricsRoute = "other"
 
     public func respond(to request: Request) throws -> Response {
         var request = request

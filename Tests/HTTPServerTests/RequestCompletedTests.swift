@@ -35,5 +35,6 @@ struct RequestCompletedTests {
         #expect(router.metricsRoute(for: "/public/css/site.css") == "/public/")
         #expect(router.metricsRoute(for: "/login/extra") == "other")
         #expect(router.metricsRoute(for: "/secret-token-in-a-path") == "other")
+        #expect(Set(router.metricsRoutes) == ["/login", "/public/", "other"])
     }
 }

@@ -36,6 +36,9 @@ public final class Metrics: Sendable {
     /// Counters by family, then by rendered label set (`flow="web"`, or empty).
     private let counters = Lock<[String: [String: Int]]>([:])
     private let histograms = Lock<[String: [String: Distribution]]>([:])
+    /// Series recorded without the lock (`series(_:_:)`), by family and rendered label set; listed once they have an
+    /// observation.
+    private let lockFreeSeries = Lock<[String: [String: HistogramSeries]]>([:])
 
     public init() {}
 
@@ -56,6 +59,31 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// The series `name{labels}` for a caller to keep and record into without a lock (see `HistogramSeries`); the
+    /// same object for the same name and labels.
+    public func series(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> HistogramSeries {
+        let series = Self.labelText(labels)
+        return lockFreeSeries.withLock { families in
+            if let existing = families[name]?[series] { return existing }
+            let made = HistogramSeries(bounds: MetricFamily.named(name)?.buckets ?? MetricFamily.defaultBuckets)
+            families[name, default: [:]][series] = made
+            return made
+        }
+    }
+
+    /// Every histogram: those recorded under the lock, and the lock-free series that have an observation.
+    private func allHistograms() -> [String: [String: Distribution]] {
+        var all = histograms.withLock { $0 }
+        for (name, family) in lockFreeSeries.withLock({ $0 }) {
+            for (series, recorded) in family {
+                let distribution = recorded.distribution
+                guard distribution.count > 0 else { continue }
+                all[name, default: [:]][series, default: Distribution(bounds: distribution.bounds)].add(distribution)
+            }
+        }
+        return all
+    }
+
     /// The counter `key`, written as it appears in the text (`name` or `name{label="value"}`).
     public func value(_ key: String) -> Int {
         let name = String(key.prefix { $0 != "{" })
@@ -66,13 +94,13 @@ public final class Metrics: Sendable {
     /// How many observations the histogram `name{labels}` holds.
     public func observations(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> Int {
         let series = Self.labelText(labels.map { ($0.key, $0.value) })
-        return histograms.withLock { $0[name]?[series]?.count ?? 0 }
+        return allHistograms()[name]?[series]?.count ?? 0
     }
 
     /// The exposition: every described family in name order with HELP and TYPE, then any the description does not
     /// know (a name added without describing it: listed rather than lost, and `scripts/operations-check` fails).
     public func prometheusText(collected: [Sample] = []) -> String {
-        let (counters, histograms) = (counters.withLock { $0 }, histograms.withLock { $0 })
+        let (counters, histograms) = (counters.withLock { $0 }, allHistograms())
         var collectedByName: [String: [Sample]] = [:]
         for sample in collected { collectedByName[sample.name, default: []].append(sample) }
         let described = Set(MetricFamily.all.map(\.name))
@@ -173,6 +201,13 @@ extension Metrics.Distribution {
         buckets[bounds.firstIndex { value <= $0 } ?? bounds.count] += 1
         sum += value
         count += 1
+    }
+
+    /// Adds another distribution of the same bounds.
+    mutating func add(_ other: Self) {
+        for index in buckets.indices { buckets[index] += other.buckets[index] }
+        sum += other.sum
+        count += other.count
     }
 
     /// `_bucket` lines (cumulative, `le` last among the labels, ending with +Inf), then `_sum` and `_count`.
