@@ -30,6 +30,42 @@ struct RecentLoginAttemptsTests {
         #expect(recent.entry(stateDigest: "s3") == nil)
     }
 
+    @Test("attempts as the server makes them (hex digests, base64url nonces) come back exactly, and look-alikes stay apart")
+    func compactValuesRoundTrip() {
+        let recent = RecentLoginAttempts(capacity: 8)
+        var made: [LoginAttempt] = []
+        for _ in 0..<4 {
+            let state = SecretTokens.digest(SecretTokens.random())
+            made.append(LoginAttempt(state: state, nonce: SecretTokens.random(), bindingHash: SecretTokens.digest("b" + state),
+                                     createdAt: Date(timeIntervalSince1970: 1_700_000_000.5),
+                                     expiresAt: Date(timeIntervalSince1970: 1_700_000_600.25), consumedAt: nil))
+            recent.remember(made[made.count - 1])
+        }
+        for attempt in made { #expect(recent.entry(stateDigest: attempt.state)?.attempt == attempt) }
+        // Upper-case hex is another text, not the same digest; a 43-character text that is not base64url is kept.
+        let first = made[0]
+        #expect(recent.entry(stateDigest: first.state.uppercased()) == nil)
+        let odd = LoginAttempt(state: first.state.uppercased(), nonce: String(repeating: "*", count: 43),
+                               bindingHash: "AB" + String(first.bindingHash.dropFirst(2)), createdAt: first.createdAt,
+                               expiresAt: first.expiresAt, consumedAt: nil)
+        recent.remember(odd)
+        #expect(recent.entry(stateDigest: odd.state)?.attempt == odd)
+        #expect(recent.entry(stateDigest: first.state)?.attempt == first)
+        recent.spend(stateDigest: odd.state, at: Date(timeIntervalSince1970: 5))
+        #expect(recent.entry(stateDigest: first.state)?.attempt.consumedAt == nil)
+    }
+
+    @Test("an attempt remembered again keeps its newer slot when the older one is pushed out")
+    func rememberedTwice() {
+        let recent = RecentLoginAttempts(capacity: 3)
+        recent.remember(attempt("s1"))
+        recent.remember(attempt("s2"))
+        recent.remember(attempt("s1"))
+        recent.remember(attempt("s3"))  // overwrites the first slot, s1's older one
+        #expect(recent.entry(stateDigest: "s1") != nil)
+        #expect(recent.entry(stateDigest: "s2") != nil && recent.entry(stateDigest: "s3") != nil)
+    }
+
     @Test("when full, the oldest is pushed out first and the newest are kept")
     func boundedRing() {
         let recent = RecentLoginAttempts(capacity: 3)
