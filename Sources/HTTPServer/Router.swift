@@ -84,9 +84,9 @@ public struct Router: HTTPResponder {
         return prefixRoutes.first { path.hasPrefix($0.prefix) }?.prefix ?? Self.otherMetricsRoute
     }
 
-    /// Every value `metricsRoute(for:)` can give.
-    public var metricsRoutes: [String] {
-        Array(exact.keys) + prefixRoutes.map(\.prefix) + [Self.otherMetricsRoute]
+    /// Every value `metricsRoute(for:)` can give, once each (a prefix may be registered for several methods).
+    public var metricsRoutes: Set<String> {
+        Set(exact.keys).union(prefixRoutes.map(\.prefix)).union([Self.otherMetricsRoute])
     }
 
     public static let otherMetricsRoute = "other"

@@ -25,7 +25,7 @@ public final class HistogramSeries: @unchecked Sendable {
     }
 
     public func record(_ value: Double) {
-        buckets[bounds.firstIndex { value <= $0 } ?? bounds.count].wrappingAdd(1, ordering: .relaxed)
+        buckets[Metrics.Distribution.bucket(of: value, bounds: bounds)].wrappingAdd(1, ordering: .relaxed)
         var old = sumBits.load(ordering: .relaxed)
         while true {
             let (exchanged, found) = sumBits.compareExchange(

@@ -197,8 +197,13 @@ public final class Metrics: Sendable {
 }
 
 extension Metrics.Distribution {
+    /// The bucket `value` falls in: the first whose upper bound it does not exceed, else +Inf's.
+    static func bucket(of value: Double, bounds: [Double]) -> Int {
+        bounds.firstIndex { value <= $0 } ?? bounds.count
+    }
+
     mutating func record(_ value: Double) {
-        buckets[bounds.firstIndex { value <= $0 } ?? bounds.count] += 1
+        buckets[Self.bucket(of: value, bounds: bounds)] += 1
         sum += value
         count += 1
     }
