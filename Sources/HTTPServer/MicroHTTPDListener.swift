@@ -187,7 +187,9 @@ enum MicroHTTPDCallbacks {
                                          path: url.map { String(cString: $0) } ?? "/")
             collectHeaders(connection, into: pending)
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
-            context.inFlight.add(1, ordering: .relaxed)
+            // Counted once its client has been admitted or refused, so that a request seen in flight is one the
+            // per-client cap already counts. The completion that uncounts it runs only after this call returns.
+            defer { context.inFlight.add(1, ordering: .relaxed) }
             return headersReceived(connection, pending, context)
         }
         let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
