@@ -8,8 +8,27 @@ final class TrackedConnection: Sendable {
     /// Monotonic nanoseconds by which the current phase must be over; 0 while the server itself is busy
     /// with the request (responding, or suspended for a worker), when no deadline applies.
     let deadline = Atomic<UInt64>(0)
-    /// Which phase the deadline belongs to, for the log: 0 headers, 1 body.
-    let phase = Atomic<Int>(0)
+    /// Which phase the deadline belongs to, for the log.
+    let phase = Atomic<Int>(Phase.headers.rawValue)
+
+    enum Phase: Int {
+        /// The connection's first request: its headers (or a connection opened and never used, as browsers'
+        /// speculative preconnects are).
+        case headers
+        /// A request's body, after its headers.
+        case body
+        /// The next request on a kept-alive connection whose previous one was answered: routine for a browser,
+        /// a proxy keeping idle connections longer than the server does when it is one.
+        case idle
+
+        var name: String {
+            switch self {
+            case .headers: "headers"
+            case .body: "body"
+            case .idle: "idle"
+            }
+        }
+    }
 
     init(socket: Int32) { self.socket = socket }
 }
@@ -45,7 +64,7 @@ final class ConnectionDeadlines: Sendable {
 
     func opened(socket: Int32) -> TrackedConnection {
         let connection = TrackedConnection(socket: socket)
-        awaitHeaders(connection)
+        connection.deadline.store(Self.now() + headerTimeout, ordering: .relaxed)
         connections.withLock { $0[ObjectIdentifier(connection)] = connection }
         return connection
     }
@@ -54,15 +73,15 @@ final class ConnectionDeadlines: Sendable {
         _ = connections.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) }
     }
 
-    /// A new connection, or the previous request on it is answered: the next headers are due.
-    func awaitHeaders(_ connection: TrackedConnection, now: UInt64 = ConnectionDeadlines.now()) {
-        connection.phase.store(0, ordering: .relaxed)
+    /// The previous request on the connection is answered: the next one's headers are due.
+    func awaitNextRequest(_ connection: TrackedConnection, now: UInt64 = ConnectionDeadlines.now()) {
+        connection.phase.store(TrackedConnection.Phase.idle.rawValue, ordering: .relaxed)
         connection.deadline.store(now + headerTimeout, ordering: .relaxed)
     }
 
     /// Headers are in: the body (if any) is due.
     func awaitBody(_ connection: TrackedConnection) {
-        connection.phase.store(1, ordering: .relaxed)
+        connection.phase.store(TrackedConnection.Phase.body.rawValue, ordering: .relaxed)
         connection.deadline.store(Self.now() + bodyTimeout, ordering: .relaxed)
     }
 
@@ -87,18 +106,20 @@ final class ConnectionDeadlines: Sendable {
     /// Shuts down every connection whose phase is past its deadline; libmicrohttpd then sees the socket
     /// closed and cleans the connection up on its own thread.
     func reap(now: UInt64) {
-        var late: [Int] = []
+        var late: [TrackedConnection.Phase] = []
         connections.withLock { connections in
             for connection in connections.values {
                 let deadline = connection.deadline.load(ordering: .relaxed)
                 guard deadline != 0 && deadline < now else { continue }
                 connection.deadline.store(0, ordering: .relaxed)
+                // Read before the shutdown: the listener thread may see the socket closed at once and end the
+                // request (which starts the next phase) before this thread would read it after.
+                late.append(TrackedConnection.Phase(rawValue: connection.phase.load(ordering: .relaxed)) ?? .headers)
                 shutdown(connection.socket, Int32(SHUT_RDWR))
-                late.append(connection.phase.load(ordering: .relaxed))
             }
         }
         for phase in late {
-            logger.info("connection_deadline", ["phase": phase == 0 ? "headers" : "body"])
+            logger.info("connection_deadline", ["phase": phase.name])
         }
     }
 }

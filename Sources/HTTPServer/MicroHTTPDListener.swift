@@ -360,7 +360,7 @@ enum MicroHTTPDCallbacks {
         context.inFlight.subtract(1, ordering: .releasing)
         if let client = pending.countedClient { context.clientLimiter.release(client) }
         let now = ConnectionDeadlines.now()
-        if let tracked = pending.tracked { context.deadlines?.awaitHeaders(tracked, now: now) }
+        if let tracked = pending.tracked { context.deadlines?.awaitNextRequest(tracked, now: now) }
         context.logger.request(method: pending.method, path: pending.path, status: pending.status,
                                microseconds: (now &- pending.started) / 1000,
                                aborted: termination == .REQUEST_TERMINATED_COMPLETED_OK ? nil : Int(termination.rawValue))

@@ -95,6 +95,40 @@ struct SlowClientTests {
         }
     }
 
+    @Test("the log line of a connection closed at a deadline names what it was waiting for: headers, body or idle")
+    func deadlineLogNamesThePhase() throws {
+        let log = LogLines()
+        let server = MicroHTTPDListener(configuration: deadlineConfiguration(headers: 0.5, body: 0.5),
+                                        responder: testRouter(), logger: log.logger)
+        try server.start()
+        defer { server.shutdown(quiescing: false) }
+        // The reaper logs just after it shuts a socket down: wait for the line (up to 3 s).
+        func phases(count: Int) -> [String] {
+            let until = Date().addingTimeInterval(3)
+            while true {
+                let phases = log.lines.filter { $0.contains("event=connection_deadline") }
+                    .map { $0.components(separatedBy: "phase=").last ?? "" }
+                if phases.count >= count || Date() > until { return phases }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+        // Opened and never used (a browser's preconnect), then a body that never comes, then kept alive after an
+        // answered request: each is closed, and says which.
+        let unused = try RawHTTPClient.connect(port: server.port)
+        defer { close(unused) }
+        _ = RawHTTPClient.readAll(unused)
+        #expect(phases(count: 1) == ["headers"])
+        let head = "POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 9\r\n\r\n"
+        let waitingForBody = try RawHTTPClient.connect(port: server.port)
+        defer { close(waitingForBody) }
+        RawHTTPClient.sendAll(waitingForBody, Array(head.utf8))
+        _ = RawHTTPClient.readAll(waitingForBody)
+        #expect(phases(count: 2) == ["headers", "body"])
+        let keptAlive = try KeepAliveHTTPConnection(port: server.port)
+        #expect(try keptAlive.request("GET", "/echo?value=once").text == "echo:once")
+        #expect(phases(count: 3) == ["headers", "body", "idle"])
+    }
+
     @Test("a request suspended for a worker outlasts both deadlines and is still answered")
     func suspendedOutlastsDeadlines() throws {
         try withServer(deadlineConfiguration(headers: 0.5, body: 0.5), responder: offListenerRouter()) { server in
