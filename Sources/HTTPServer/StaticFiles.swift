@@ -46,11 +46,13 @@ public struct StaticFiles: Sendable {
             ("ETag", file.etag),
             ("X-Content-Type-Options", "nosniff"),
         ])
+        // The file goes with a HEAD and a 304 too: libmicrohttpd sends neither body, but its Content-Length is that
+        // of the response it is given, and for those two it must be the file's (RFC 9110, 8.6), never 0.
         if request.headers["If-None-Match"] == file.etag {
             headers.remove("Content-Type")
-            return Response(status: 304, headers: headers)
+            return Response(status: 304, headers: headers, body: file.body)
         }
-        return Response(status: 200, headers: headers, body: request.method == "HEAD" ? [] : file.body)
+        return Response(status: 200, headers: headers, body: file.body)
     }
 
     static func contentType(for path: String) -> String {

@@ -162,7 +162,9 @@ public final class KeepAliveHTTPConnection {
         while buffer.firstRange(of: separator) == nil { try fill() }
         let headEnd = buffer.firstRange(of: separator)!.upperBound
         let head = String(decoding: buffer[..<headEnd], as: UTF8.self).lowercased()
-        let length = head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
+        // An answer to HEAD, and a 304, carry no body whatever their Content-Length says.
+        let bodiless = method == "HEAD" || head.hasPrefix("http/1.1 304") || head.hasPrefix("http/1.0 304")
+        let length = bodiless ? 0 : head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
             .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
         while buffer.count < headEnd + length { try fill() }
         let response = try RawHTTPClient.parse(Array(buffer[..<(headEnd + length)]))

@@ -44,6 +44,29 @@ final class StaticFilesTests {
         }
     }
 
+    @Test("HEAD and 304 send no body and say the file's length, as a GET would (RFC 9110: never another length)")
+    func lengthWithoutBody() throws {
+        let files = try StaticFiles(directory: root + "/Public")
+        try withServer(responder: router(files)) { server in
+            let length = String("body{color:black}".utf8.count)
+            let head = try RawHTTPClient.request(port: server.port, method: "HEAD", path: "/public/css/site.css")
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            #expect(head.header("Content-Length") == length)
+            #expect(head.header("Content-Type") == "text/css; charset=utf-8")
+            let etag = try #require(head.header("ETag"))
+            let unchanged = try RawHTTPClient.request(port: server.port, path: "/public/css/site.css",
+                                                      headers: [("If-None-Match", etag)])
+            #expect(unchanged.status == 304)
+            #expect(unchanged.body.isEmpty)
+            #expect(unchanged.headerValues("Content-Length").allSatisfy { $0 == length })
+            // A kept-alive client reading by Content-Length finds the next answer right after each of them.
+            let connection = try KeepAliveHTTPConnection(port: server.port)
+            #expect(try connection.request("HEAD", "/public/css/site.css").body.isEmpty)
+            #expect(try connection.request("GET", "/public/app.js").text == "console.log(1)")
+        }
+    }
+
     @Test("refuses path traversal, plain and encoded", arguments: [
         "/public/../Package.swift", "/public/%2e%2e/Package.swift", "/public/%2E%2E%2FPackage.swift",
         "/public/..%2fPackage.swift", "/public/css/../../Package.swift", "/public/..%5cPackage.swift",
