@@ -169,6 +169,7 @@ final class PendingRequest {
     /// The client counted against the per-client cap, released when the request completes.
     var countedClient: String?
     var peerIsTrustedProxy = false
+    var isHTTP11 = false
     let started = ConnectionDeadlines.now()
 
     init(method: String, path: String) {
@@ -178,13 +179,14 @@ final class PendingRequest {
 }
 
 enum MicroHTTPDCallbacks {
-    static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
+    static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadDataSize, requestSlot in
         guard let cls, let connection, let requestSlot, let uploadDataSize else { return .NO }
         let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
 
         guard let existing = requestSlot.pointee else {
             let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "GET",
-                                         path: url.map { String(cString: $0) } ?? "/")
+                                         path: RequestHead.path(ofTarget: url.map { String(cString: $0) } ?? "/"))
+            pending.isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
             collectHeaders(connection, into: pending)
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
             // Counted once its client has been admitted or refused, so that a request seen in flight is one the
@@ -294,6 +296,11 @@ enum MicroHTTPDCallbacks {
         // Trust matters only for X-Forwarded-For; without one the client is the peer either way.
         pending.peerIsTrustedProxy = pending.headers.contains("X-Forwarded-For")
             && context.trustsForwardedFor(pending.remoteAddress)
+        if let (problem, closing) = RequestHead.problem(isHTTP11: pending.isHTTP11, headers: pending.headers) {
+            var refused = context.refusal(pending.path, 400, problem)
+            if closing { refused.headers.set("Connection", "close") }
+            return answer(connection, pending, refused)
+        }
         if let problem = RequestFraming.problem(in: pending.headers) {
             var refused = context.refusal(pending.path, 400, problem)
             refused.headers.set("Connection", "close")
