@@ -48,11 +48,22 @@ public struct StaticFiles: Sendable {
         ])
         // The file goes with a HEAD and a 304 too: libmicrohttpd sends neither body, but its Content-Length is that
         // of the response it is given, and for those two it must be the file's (RFC 9110, 8.6), never 0.
-        if request.headers["If-None-Match"] == file.etag {
+        if Self.noneMatch(request.headers.values("If-None-Match"), fails: file.etag) {
             headers.remove("Content-Type")
             return Response(status: 304, headers: headers, body: file.body)
         }
         return Response(status: 200, headers: headers, body: file.body)
+    }
+
+    /// Whether `If-None-Match` (all its lines) names `etag`, so that the answer is 304 (RFC 9110, 13.1.2): `*`, or
+    /// a list in which one entity tag matches by the weak comparison (`W/"x"` matches `"x"`).
+    static func noneMatch(_ lines: [String], fails etag: String) -> Bool {
+        lines.contains { line in
+            line.split(separator: ",").contains { member in
+                let tag = member.trimmingCharacters(in: .whitespaces)
+                return tag == "*" || (tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)) == Substring(etag)
+            }
+        }
     }
 
     static func contentType(for path: String) -> String {

@@ -44,6 +44,23 @@ final class StaticFilesTests {
         }
     }
 
+    @Test("If-None-Match gives 304 for the file's tag in a list, weak or not, or for *; 200 for other tags")
+    func conditionalForms() throws {
+        let files = try StaticFiles(directory: root + "/Public")
+        try withServer(responder: router(files)) { server in
+            let etag = try #require(try RawHTTPClient.request(port: server.port, path: "/public/app.js").header("ETag"))
+            func status(_ headers: [(String, String)]) throws -> Int {
+                try RawHTTPClient.request(port: server.port, path: "/public/app.js", headers: headers).status
+            }
+            #expect(try status([("If-None-Match", "\"other\", \(etag)")]) == 304)
+            #expect(try status([("If-None-Match", "W/\(etag)")]) == 304)
+            #expect(try status([("If-None-Match", "*")]) == 304)
+            #expect(try status([("If-None-Match", "\"other\""), ("If-None-Match", etag)]) == 304)
+            #expect(try status([("If-None-Match", "\"other\", W/\"another\"")]) == 200)
+            #expect(try status([("If-None-Match", "")]) == 200)
+        }
+    }
+
     @Test("HEAD and 304 send no body and say the file's length, as a GET would (RFC 9110: never another length)")
     func lengthWithoutBody() throws {
         let files = try StaticFiles(directory: root + "/Public")
