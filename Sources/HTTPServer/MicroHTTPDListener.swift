@@ -301,11 +301,6 @@ enum MicroHTTPDCallbacks {
             if closing { refused.headers.set("Connection", "close") }
             return answer(connection, pending, refused)
         }
-        if let problem = RequestFraming.problem(in: pending.headers) {
-            var refused = context.refusal(pending.path, 400, problem)
-            refused.headers.set("Connection", "close")
-            return answer(connection, pending, refused)
-        }
         if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
             return answer(connection, pending, tooLarge(pending, context))
         }

@@ -2,23 +2,35 @@
 /// front and this server must agree where a request ends, so anything ambiguous is refused with 400 and the
 /// connection is closed instead of guessing.
 enum RequestFraming {
-    /// Why the request's framing is ambiguous, or nil when it is not.
-    static func problem(in headers: HTTPHeaders) -> String? {
-        var lengths = 0
-        var transferEncoding = false
-        var malformedLength = false
-        for field in headers {
-            if HTTPHeaders.sameName(field.name, "Content-Length") {
+    /// What the framing headers of one request say, gathered field by field (`RequestHead` reads each field once).
+    struct Fields {
+        private var lengths = 0
+        private var malformedLength = false
+        private var transferEncoding = false
+
+        mutating func add(name: String, value: String) {
+            let count = name.utf8.count
+            if count == 14 && HTTPHeaders.sameName(name, "Content-Length") {
                 lengths += 1
-                if !isPlainDecimal(field.value) { malformedLength = true }
-            } else if HTTPHeaders.sameName(field.name, "Transfer-Encoding") {
+                if !isPlainDecimal(value) { malformedLength = true }
+            } else if count == 17 && HTTPHeaders.sameName(name, "Transfer-Encoding") {
                 transferEncoding = true
             }
         }
-        if lengths > 1 { return "The request has more than one Content-Length header." }
-        if malformedLength { return "The request's Content-Length is not a plain decimal number." }
-        if lengths == 1 && transferEncoding { return "The request has both Content-Length and Transfer-Encoding." }
-        return nil
+
+        /// Why the request's framing is ambiguous, or nil when it is not.
+        var problem: String? {
+            if lengths > 1 { return "The request has more than one Content-Length header." }
+            if malformedLength { return "The request's Content-Length is not a plain decimal number." }
+            if lengths == 1 && transferEncoding { return "The request has both Content-Length and Transfer-Encoding." }
+            return nil
+        }
+    }
+
+    static func problem(in headers: HTTPHeaders) -> String? {
+        var fields = Fields()
+        for field in headers { fields.add(name: field.name, value: field.value) }
+        return fields.problem
     }
 
     /// One to eighteen ASCII digits and nothing else (no sign, spaces, commas or hex); fits in an Int.

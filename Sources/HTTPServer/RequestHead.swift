@@ -1,21 +1,30 @@
-/// What RFC 9112 asks of a server about a request's head beyond its framing (`RequestFraming`): the Host header,
+/// What RFC 9112 asks of a server about a request's head: its framing (`RequestFraming`), the Host header,
 /// header names, and request targets in absolute form.
 enum RequestHead {
-    /// Why the head must be answered with 400, or nil. `closing`: the connection must close too, since a name that
-    /// is not a name (`Content-Length : 5`) may be read as another header by a proxy in front.
+    /// Why the head must be answered with 400, or nil. `closing`: the connection must close too, where a proxy in
+    /// front may have read the request's end differently: ambiguous framing, or a name that is not a name
+    /// (`Content-Length : 5`). One pass over the fields: every request comes through here.
     static func problem(isHTTP11: Bool, headers: HTTPHeaders) -> (message: String, closing: Bool)? {
-        var hosts: [String] = []
+        var framing = RequestFraming.Fields()
+        var hosts = 0
+        var host = ""
         for field in headers {
             guard isToken(field.name) else {
                 return ("A header name has a space or a character that a header name cannot have.", true)
             }
-            if HTTPHeaders.sameName(field.name, "Host") { hosts.append(field.value) }
+            if field.name.utf8.count == 4 && HTTPHeaders.sameName(field.name, "Host") {
+                hosts += 1
+                host = field.value
+            } else {
+                framing.add(name: field.name, value: field.value)
+            }
         }
+        if let problem = framing.problem { return (problem, true) }
         // Section 3.2: 400 for an HTTP/1.1 request without Host, for any request with more than one, and for an
         // invalid one.
-        if hosts.count > 1 { return ("The request has more than one Host header.", false) }
-        if hosts.isEmpty && isHTTP11 { return ("The request has no Host header (required since HTTP/1.1).", false) }
-        if let host = hosts.first, !isHost(host) { return ("The Host header is not a host name or address.", false) }
+        if hosts > 1 { return ("The request has more than one Host header.", false) }
+        if hosts == 0 && isHTTP11 { return ("The request has no Host header (required since HTTP/1.1).", false) }
+        if hosts == 1 && !isHost(host) { return ("The Host header is not a host name or address.", false) }
         return nil
     }
 
@@ -36,46 +45,67 @@ enum RequestHead {
 
     /// RFC 9110's token: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                true
-            default:
-                "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
-        }
+        var text = text
+        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy(tokenBytes.contains) }
     }
 
     /// `uri-host [":" port]` (RFC 3986): a registered name or an IPv4 address (unreserved characters,
     /// percent-encodings, sub-delims), or an IP literal in brackets; an empty value too, which Section 3.2 allows.
     static func isHost(_ value: String) -> Bool {
-        var host = Substring(value)
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let literal = host[host.index(after: host.startIndex)..<close]
-            guard !literal.isEmpty, literal.utf8.allSatisfy({ isHostByte($0) || $0 == UInt8(ascii: ":") }) else { return false }
-            host = host[host.index(after: close)...]
-            return host.isEmpty || isPort(host)
-        }
-        if let colon = host.lastIndex(of: ":") {
-            guard isPort(host[colon...]) else { return false }
-            host = host[..<colon]
-        }
-        return host.utf8.allSatisfy(isHostByte)
-    }
-
-    private static func isHostByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            true
-        default:
-            "-._~%!$&'()*+,;=".utf8.contains(byte)
+        var value = value
+        return value.withUTF8 { bytes in
+            var nameEnd = bytes.count
+            if bytes.first == UInt8(ascii: "[") {
+                guard let close = bytes.firstIndex(of: UInt8(ascii: "]")), close > 1,
+                      bytes[1..<close].allSatisfy({ hostBytes.contains($0) || $0 == UInt8(ascii: ":") }) else { return false }
+                return close + 1 == bytes.count || isPort(bytes[(close + 1)...])
+            }
+            if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
+                guard isPort(bytes[colon...]) else { return false }
+                nameEnd = colon
+            }
+            return bytes[..<nameEnd].allSatisfy(hostBytes.contains)
         }
     }
 
     /// `":" *DIGIT`, the colon included (an empty port is allowed by RFC 3986).
-    private static func isPort(_ text: Substring) -> Bool {
-        text.first == ":" && text.utf8.dropFirst().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    private static func isPort(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        bytes.first == UInt8(ascii: ":") && bytes.dropFirst().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    private static let tokenBytes = ByteSet(alphanumericsAnd: "!#$%&'*+-.^_`|~")
+    private static let hostBytes = ByteSet(alphanumericsAnd: "-._~%!$&'()*+,;=")
+}
+
+/// A set of byte values as 256 bits: a look-up costs a shift and a mask.
+struct ByteSet: Sendable {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    /// ASCII letters and digits, and the bytes of `others`.
+    init(alphanumericsAnd others: String) {
+        for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { insert(byte) }
+        for byte in UInt8(ascii: "a")...UInt8(ascii: "z") { insert(byte) }
+        for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { insert(byte) }
+        for byte in others.utf8 { insert(byte) }
+    }
+
+    private mutating func insert(_ byte: UInt8) {
+        let bit = UInt64(1) << UInt64(byte & 63)
+        switch byte >> 6 {
+        case 0: words.0 |= bit
+        case 1: words.1 |= bit
+        case 2: words.2 |= bit
+        default: words.3 |= bit
+        }
+    }
+
+    func contains(_ byte: UInt8) -> Bool {
+        let word = switch byte >> 6 {
+        case 0: words.0
+        case 1: words.1
+        case 2: words.2
+        default: words.3
+        }
+        return word & (UInt64(1) << UInt64(byte & 63)) != 0
     }
 }
