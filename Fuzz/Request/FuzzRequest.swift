@@ -1,7 +1,7 @@
 // What the HTTP listener turns a request into, and what reads it: header fields collected one by one into
-// HTTPHeaders, the query into FormFields, the Request values derived from them (cookies, media type, form body,
-// client address behind a proxy, bearer token, Content-Length), and routing with static files and security
-// headers. libmicrohttpd's own parsing and callbacks are not part of this target.
+// HTTPHeaders, the query into FormFields, the head's checks (RequestHead: framing, Host, header names, the
+// target's path), the Request values derived from them (cookies, media type, form body, client address behind a
+// proxy, bearer token, Content-Length), and routing with static files and security headers. libmicrohttpd's own parsing and callbacks are not part of this target.
 import Foundation
 @testable import HTTPServer
 
@@ -55,11 +55,28 @@ private func readEverything(_ request: Request) {
         }
         guard request.headers[field.name] != nil else { fatalError("a header cannot be found by its own name") }
     }
+    checkHead(request)
     var copy = request.headers
     copy.set("Cache-Control", "no-store")
     copy.remove("content-length")
     guard copy["Content-Length"] == nil, copy.values("cache-control") == ["no-store"] else {
         fatalError("set/remove left the wrong fields")
+    }
+}
+
+private func checkHead(_ request: Request) {
+    let problem = RequestHead.problem(isHTTP11: request.method.utf8.count % 2 == 0, headers: request.headers)
+    if problem == nil, request.headers.contains(where: { !RequestHead.isToken($0.name) }) {
+        fatalError("a header name that is not a token passed")
+    }
+    for field in request.headers where HTTPHeaders.sameName(field.name, "Host") && RequestHead.isHost(field.value) {
+        if field.value.utf8.contains(where: { " /?#@\\\t\r\n\"<>".utf8.contains($0) || $0 >= 0x80 }) {
+            fatalError("a Host with a character no host has passed: \(field.value)")
+        }
+    }
+    let path = RequestHead.path(ofTarget: request.path)
+    if path != request.path, !path.hasPrefix("/") {
+        fatalError("an absolute-form target became a path that does not start with /: \(path)")
     }
 }
 
