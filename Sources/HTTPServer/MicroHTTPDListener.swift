@@ -170,6 +170,8 @@ final class PendingRequest {
     var countedClient: String?
     var peerIsTrustedProxy = false
     var isHTTP11 = false
+    /// What the head's fields say about its framing, Host and names, gathered as they are collected.
+    var head = RequestHead()
     let started = ConnectionDeadlines.now()
 
     init(method: String, path: String) {
@@ -296,7 +298,7 @@ enum MicroHTTPDCallbacks {
         // Trust matters only for X-Forwarded-For; without one the client is the peer either way.
         pending.peerIsTrustedProxy = pending.headers.contains("X-Forwarded-For")
             && context.trustsForwardedFor(pending.remoteAddress)
-        if let (problem, closing) = RequestHead.problem(isHTTP11: pending.isHTTP11, headers: pending.headers) {
+        if let (problem, closing) = pending.head.problem(isHTTP11: pending.isHTTP11) {
             var refused = context.refusal(pending.path, 400, problem)
             if closing { refused.headers.set("Connection", "close") }
             return answer(connection, pending, refused)
@@ -425,7 +427,10 @@ enum MicroHTTPDCallbacks {
         MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
             guard let cls, let key else { return .YES }
             let pending = Unmanaged<PendingRequest>.fromOpaque(cls).takeUnretainedValue()
-            pending.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+            let name = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: strlen(key))
+            let text = value.map { String(cString: $0) } ?? ""
+            pending.head.add(name: name, value: text)
+            pending.headers.add(String(decoding: name, as: UTF8.self), text)
             return .YES
         }, target)
         // With their lengths: a query value may hold an encoded NUL (`%00`), which a C string would cut off there,

@@ -8,12 +8,12 @@ enum RequestFraming {
         private var malformedLength = false
         private var transferEncoding = false
 
-        mutating func add(name: String, value: String) {
-            let count = name.utf8.count
-            if count == 14 && HTTPHeaders.sameName(name, "Content-Length") {
+        /// `name`: the field's name as received (ASCII bytes).
+        mutating func add(name: UnsafeBufferPointer<UInt8>, value: String) {
+            if ASCII.equalsIgnoringCase(name, "content-length") {
                 lengths += 1
                 if !isPlainDecimal(value) { malformedLength = true }
-            } else if count == 17 && HTTPHeaders.sameName(name, "Transfer-Encoding") {
+            } else if ASCII.equalsIgnoringCase(name, "transfer-encoding") {
                 transferEncoding = true
             }
         }
@@ -29,7 +29,10 @@ enum RequestFraming {
 
     static func problem(in headers: HTTPHeaders) -> String? {
         var fields = Fields()
-        for field in headers { fields.add(name: field.name, value: field.value) }
+        for field in headers {
+            var name = field.name
+            name.withUTF8 { fields.add(name: $0, value: field.value) }
+        }
         return fields.problem
     }
 
@@ -37,5 +40,20 @@ enum RequestFraming {
     static func isPlainDecimal(_ value: String) -> Bool {
         let digits = value.utf8
         return !digits.isEmpty && digits.count <= 18 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+}
+
+enum ASCII {
+    /// Whether `bytes` spell `lowercase` in any letter case. `lowercase`: a literal of lower-case ASCII letters and
+    /// punctuation.
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for index in 0..<bytes.count {
+            var byte = bytes[index]
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+            if byte != expected[index] { return false }
+        }
+        return true
     }
 }
