@@ -298,8 +298,8 @@ enum MicroHTTPDCallbacks {
         // Trust matters only for X-Forwarded-For; without one the client is the peer either way.
         pending.peerIsTrustedProxy = pending.headers.contains("X-Forwarded-For")
             && context.trustsForwardedFor(pending.remoteAddress)
-        if let (problem, closing) = pending.head.problem(isHTTP11: pending.isHTTP11) {
-            var refused = context.refusal(pending.path, 400, problem)
+        if let (status, problem, closing) = pending.head.problem(isHTTP11: pending.isHTTP11) {
+            var refused = context.refusal(pending.path, status, problem)
             if closing { refused.headers.set("Connection", "close") }
             return answer(connection, pending, refused)
         }

@@ -6,6 +6,8 @@ enum RequestFraming {
     struct Fields {
         private var lengths = 0
         private var malformedLength = false
+        /// The transfer codings of every Transfer-Encoding line, in order, lower-cased.
+        private var transferCodings: [Substring] = []
         private var transferEncoding = false
 
         /// `name`: the field's name as received (ASCII bytes).
@@ -15,25 +17,37 @@ enum RequestFraming {
                 if !isPlainDecimal(value) { malformedLength = true }
             } else if ASCII.equalsIgnoringCase(name, "transfer-encoding") {
                 transferEncoding = true
+                transferCodings += value.lowercased().split(separator: ",", omittingEmptySubsequences: false)
+                    .map { $0.trimmingCharacters(in: [" ", "\t"])[...] }
             }
         }
 
-        /// Why the request's framing is ambiguous, or nil when it is not.
-        var problem: String? {
-            if lengths > 1 { return "The request has more than one Content-Length header." }
-            if malformedLength { return "The request's Content-Length is not a plain decimal number." }
-            if lengths == 1 && transferEncoding { return "The request has both Content-Length and Transfer-Encoding." }
+        /// Why the request's framing is ambiguous, or nil when it is not, with the status to answer (400, or 501
+        /// for a transfer coding that libmicrohttpd cannot undo: it would read such a body until the connection
+        /// closed, and answer nothing).
+        func problem(isHTTP11: Bool) -> (status: Int, message: String)? {
+            if lengths > 1 { return (400, "The request has more than one Content-Length header.") }
+            if malformedLength { return (400, "The request's Content-Length is not a plain decimal number.") }
+            guard transferEncoding else { return nil }
+            if lengths == 1 { return (400, "The request has both Content-Length and Transfer-Encoding.") }
+            // RFC 9112, 6.1 and 6.3: an HTTP/1.0 message's Transfer-Encoding makes its framing faulty; chunked must
+            // come last, once.
+            if !isHTTP11 { return (400, "An HTTP/1.0 request cannot have a Transfer-Encoding.") }
+            if transferCodings.last != "chunked" || transferCodings.dropLast().contains("chunked") {
+                return (400, "The request's Transfer-Encoding does not end in chunked, once.")
+            }
+            if transferCodings.count > 1 { return (501, "The server only takes request bodies sent chunked or with a length.") }
             return nil
         }
     }
 
-    static func problem(in headers: HTTPHeaders) -> String? {
+    static func problem(in headers: HTTPHeaders, isHTTP11: Bool = true) -> (status: Int, message: String)? {
         var fields = Fields()
         for field in headers {
             var name = field.name
             name.withUTF8 { fields.add(name: $0, value: field.value) }
         }
-        return fields.problem
+        return fields.problem(isHTTP11: isHTTP11)
     }
 
     /// One to eighteen ASCII digits and nothing else (no sign, spaces, commas or hex); fits in an Int.

@@ -21,22 +21,22 @@ struct RequestHead {
         }
     }
 
-    /// Why the head must be answered with 400, or nil. `closing`: the connection must close too, where a proxy in
-    /// front may have read the request's end differently: ambiguous framing, or a name that is not a name
-    /// (`Content-Length : 5`).
-    func problem(isHTTP11: Bool) -> (message: String, closing: Bool)? {
-        if invalidName { return ("A header name is followed by whitespace before its colon.", true) }
-        if let problem = framing.problem { return (problem, true) }
+    /// Why the head must be refused (400, or 501 for a transfer coding the server does not implement), or nil.
+    /// `closing`: the connection must close too, where a proxy in front may have read the request's end
+    /// differently: ambiguous framing, or a name that is not a name (`Content-Length : 5`).
+    func problem(isHTTP11: Bool) -> (status: Int, message: String, closing: Bool)? {
+        if invalidName { return (400, "A header name is followed by whitespace before its colon.", true) }
+        if let (status, message) = framing.problem(isHTTP11: isHTTP11) { return (status, message, true) }
         // Section 3.2: 400 for an HTTP/1.1 request without Host, for any request with more than one, and for an
         // invalid one.
-        if hosts > 1 { return ("The request has more than one Host header.", false) }
-        if hosts == 0 && isHTTP11 { return ("The request has no Host header (required since HTTP/1.1).", false) }
-        if hosts == 1 && !Self.isHost(host) { return ("The Host header is not a host name or address.", false) }
+        if hosts > 1 { return (400, "The request has more than one Host header.", false) }
+        if hosts == 0 && isHTTP11 { return (400, "The request has no Host header (required since HTTP/1.1).", false) }
+        if hosts == 1 && !Self.isHost(host) { return (400, "The Host header is not a host name or address.", false) }
         return nil
     }
 
     /// The same for fields already collected (tests and the fuzz target).
-    static func problem(isHTTP11: Bool, headers: HTTPHeaders) -> (message: String, closing: Bool)? {
+    static func problem(isHTTP11: Bool, headers: HTTPHeaders) -> (status: Int, message: String, closing: Bool)? {
         var head = RequestHead()
         for field in headers {
             var name = field.name

@@ -27,11 +27,11 @@ struct SmugglingTests {
     /// The request is answered with 400 and `Connection: close`, and nothing after it is answered.
     /// `ownMessage`: the answer is this server's (libmicrohttpd refuses some malformed lengths on its own, and
     /// version 0.9.75 writes the head of that answer twice; either way the smuggled request is not answered).
-    func expectRefusedAndClosed(_ head: String, body: String, ownMessage: String? = nil) throws {
+    func expectRefusedAndClosed(_ head: String, body: String, ownMessage: String? = nil, status: Int = 400) throws {
         try withServer(responder: testRouter()) { server in
             let answers = try responses(port: server.port, raw: head + "\r\n" + body + Self.smuggled)
             let statuses = answers.map(\.status)
-            #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == 400 })
+            #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == status }, "\(head)")
             #expect(answers.first?.header("Connection")?.lowercased() == "close")
             let texts = answers.map(\.text)
             #expect(!texts.contains { $0.contains("smuggled") })
@@ -77,6 +77,41 @@ struct SmugglingTests {
         try expectRefusedAndClosed("POST /form HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n",
                                    body: "6\r\nname=a\r\n0\r\n\r\n",
                                    ownMessage: "The request has both Content-Length and Transfer-Encoding.")
+    }
+
+    @Test("a Transfer-Encoding that does not end in chunked, once, is refused at once with 400, not read to the end")
+    func transferCodingsNotEndingInChunked() throws {
+        let chunkedBody = "6\r\nname=a\r\n0\r\n\r\n"
+        for codings in ["gzip", "chunked, identity", "chunked, chunked", "Chunked\r\nTransfer-Encoding: chunked", ""] {
+            try expectRefusedAndClosed("POST /form HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \(codings)\r\n", body: chunkedBody,
+                                       ownMessage: "The request's Transfer-Encoding does not end in chunked, once.")
+        }
+    }
+
+    @Test("a transfer coding before chunked is answered 501 and the connection closed: the server cannot undo it")
+    func unimplementedTransferCoding() throws {
+        try expectRefusedAndClosed("POST /form HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n",
+                                   body: "6\r\nname=a\r\n0\r\n\r\n",
+                                   ownMessage: "The server only takes request bodies sent chunked or with a length.",
+                                   status: 501)
+    }
+
+    @Test("an HTTP/1.0 request with a Transfer-Encoding is refused: its framing is faulty (RFC 9112, 6.1)")
+    func transferEncodingInHTTP10() throws {
+        try expectRefusedAndClosed("POST /form HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n",
+                                   body: "6\r\nname=a\r\n0\r\n\r\n",
+                                   ownMessage: "An HTTP/1.0 request cannot have a Transfer-Encoding.")
+    }
+
+    @Test("a chunked body in any letter case is read")
+    func chunkedAnyCase() throws {
+        try withServer(responder: testRouter()) { server in
+            let head = "POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                + "Transfer-Encoding: Chunked\r\nConnection: close\r\n\r\n6\r\nname=a\r\n0\r\n\r\n"
+            let answers = try responses(port: server.port, raw: head)
+            #expect(answers.map(\.status) == [200])
+            #expect(answers.first?.text == "name=a|size=6")
+        }
     }
 
     @Test("a well-framed request on a kept-alive connection is followed by the next one")
