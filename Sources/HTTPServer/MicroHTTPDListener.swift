@@ -303,7 +303,11 @@ enum MicroHTTPDCallbacks {
             if closing { refused.headers.set("Connection", "close") }
             return answer(connection, pending, refused)
         }
-        if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.drainLimit {
+        // Too large to read at all; or too large, and the client waits for a 100 Continue before sending it: the
+        // 413 goes out now instead of the 100 (RFC 9110, 10.1.1), and no body follows on the connection.
+        if let length = pending.headers["Content-Length"].flatMap({ Int($0) }), length > context.maxBodySize,
+           length > context.drainLimit
+            || pending.headers["Expect"].map({ $0.lowercased() == "100-continue" }) == true {
             return answer(connection, pending, tooLarge(pending, context))
         }
         // A direct client's connections are capped by libmicrohttpd's per-IP limit (and it has at most one

@@ -72,6 +72,27 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("a client waiting for 100 Continue with a body over the limit gets 413 at once, not a 100; one within it gets the 100")
+    func expectContinue() throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.maxBodySize = 1024
+        try withServer(configuration, responder: testRouter()) { server in
+            let head = "POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                + "Expect: 100-continue\r\nConnection: close\r\n"
+            // Only the head is sent: the answer must come without the body (readAll waits at most 30 s).
+            let fd = try RawHTTPClient.connect(port: server.port)
+            defer { close(fd) }
+            let started = Date()
+            RawHTTPClient.sendAll(fd, Array((head + "Content-Length: 5000\r\n\r\n").utf8))
+            let refused = try RawHTTPClient.parse(RawHTTPClient.readAll(fd))
+            #expect(refused.status == 413)
+            #expect(Date().timeIntervalSince(started) < 5)
+            let small = try RawHTTPClient.exchange(port: server.port, raw: Array((head + "Content-Length: 6\r\n\r\nname=a").utf8))
+            #expect(small.status == 100)
+            #expect(small.text.contains("name=a|size=6"))
+        }
+    }
+
     @Test("404 for an unknown path, 405 with Allow for a known path and another method")
     func notFoundAndMethodNotAllowed() throws {
         try withServer(responder: testRouter()) { server in
