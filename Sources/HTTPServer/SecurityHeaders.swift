@@ -1,5 +1,6 @@
-/// Adds browser security headers to HTML responses and `Cache-Control: no-store` to anything that
-/// carries a session (a session cookie or bearer token in the request, or a cookie being set).
+/// Adds browser security headers to HTML responses, `X-Content-Type-Options: nosniff` to every other one (so
+/// that no browser reads a JSON or text answer as a page or a script), and `Cache-Control: no-store` to anything
+/// that carries a session (a session cookie or bearer token in the request, or a cookie being set).
 public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
     public let next: Next
     public let contentSecurityPolicy: String
@@ -38,8 +39,17 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         headers.set("X-Frame-Options", "DENY")
     }
 
+    /// What every answer that is not a page gets (a page gets it with the rest of `addBrowserHeaders`).
+    public static func addNoSniff(to headers: inout HTTPHeaders) {
+        if !headers.contains("X-Content-Type-Options") { headers.add("X-Content-Type-Options", "nosniff") }
+    }
+
     private func apply(to headers: inout HTTPHeaders, isHTML: Bool, request: Request, setsCookie: Bool) {
-        if isHTML { Self.addBrowserHeaders(to: &headers, contentSecurityPolicy: contentSecurityPolicy) }
+        if isHTML {
+            Self.addBrowserHeaders(to: &headers, contentSecurityPolicy: contentSecurityPolicy)
+        } else {
+            Self.addNoSniff(to: &headers)
+        }
         // One cookie looked up per session cookie name: building the request's whole cookie dictionary for
         // every response showed in profiles.
         let carriesSession = setsCookie || request.bearerToken != nil

@@ -13,11 +13,15 @@ struct RouteGroupTests {
     static func json(_ response: RawHTTPResponse) throws -> JSONValue { try JSONValue.parse(response.body) }
 
     /// RFC 6749 §5.2: `error` and `error_description`, JSON, never cached.
-    static func expectOAuthError(_ response: RawHTTPResponse, _ status: Int, _ error: String,
+    /// `throughTheApp`: answered by the application's responder (with its security headers), not a bare router.
+    static func expectOAuthError(_ response: RawHTTPResponse, _ status: Int, _ error: String, throughTheApp: Bool = true,
                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(response.status == status, sourceLocation: sourceLocation)
         #expect(response.header("Content-Type") == "application/json", sourceLocation: sourceLocation)
         #expect(response.header("Cache-Control") == "no-store", sourceLocation: sourceLocation)
+        if throughTheApp {
+            #expect(response.headerValues("X-Content-Type-Options") == ["nosniff"], sourceLocation: sourceLocation)
+        }
         let body = try json(response)
         #expect(body["error"]?.stringValue == error, sourceLocation: sourceLocation)
         #expect(body["error_description"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
@@ -56,9 +60,19 @@ struct RouteGroupTests {
         #expect(response.status == 404)
         #expect(response.header("Content-Type") == "application/json")
         #expect(response.header("Cache-Control") == "no-store")
+        #expect(response.headerValues("X-Content-Type-Options") == ["nosniff"])
         let body = try Self.json(response)
         #expect(body["error"]?.stringValue == "not_found")
         #expect(body["message"]?.stringValue?.isEmpty == false)
+    }
+
+    @Test("every answer that is not a page says nosniff, once: JSON, metrics, health, a static file")
+    func noSniffEverywhere() throws {
+        let harness = try BridgeHarness()
+        for path in ["/healthz", "/metrics", "/public/css/site.css", "/api/me", "/.well-known/openid-configuration"] {
+            let response = try RawHTTPClient.request(port: harness.port, path: path)
+            #expect(response.headerValues("X-Content-Type-Options") == ["nosniff"], "\(path) \(response.status)")
+        }
     }
 
     @Test("pages stay HTML: an unknown page, a wrong method on a page, the authorization endpoint, a body too large")
@@ -212,6 +226,6 @@ struct RouteGroupTests {
         #expect(try send("GET", "/status").header("Content-Type")?.hasPrefix("text/plain") == true)
         #expect(try Self.json(send("POST", "/api/thing"))["error"]?.stringValue == "service_unavailable")
         #expect(try Self.json(send("POST", "/apple/event"))["error"]?.stringValue == "service_unavailable")
-        try Self.expectOAuthError(try send("POST", "/oauth/thing"), 503, "temporarily_unavailable")
+        try Self.expectOAuthError(try send("POST", "/oauth/thing"), 503, "temporarily_unavailable", throughTheApp: false)
     }
 }

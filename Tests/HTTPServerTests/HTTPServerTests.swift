@@ -139,6 +139,10 @@ struct HTTPServerTests {
             #expect(withSession.header("Cache-Control") == "no-store")
             let text = try RawHTTPClient.request(port: server.port, path: "/echo?value=x")
             #expect(text.header("Content-Security-Policy") == nil)
+            #expect(text.headerValues("X-Content-Type-Options") == ["nosniff"])
+            let missing = try RawHTTPClient.request(port: server.port, path: "/nothing-here")
+            #expect(missing.status == 404)
+            #expect(missing.headerValues("X-Content-Type-Options") == ["nosniff"])
         }
     }
 

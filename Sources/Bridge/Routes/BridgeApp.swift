@@ -93,7 +93,11 @@ public final class BridgeApp: Sendable {
         let (router, policy, isHTTPS) = (router, contentSecurityPolicy, configuration.isHTTPS)
         return { path, status, message in
             var response = router.group(owning: path).refusal(HTTPError(status, message), for: path)
-            if response.isHTML { SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy) }
+            if response.isHTML {
+                SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
+            } else {
+                SecurityHeaders<Router>.addNoSniff(to: &response.headers)
+            }
             if isHTTPS { response.headers.set("Strict-Transport-Security", StrictTransportSecurity<Router>.headerValue) }
             return response
         }
