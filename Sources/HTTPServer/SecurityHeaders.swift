@@ -1,5 +1,5 @@
-/// Adds browser security headers to HTML responses, `X-Content-Type-Options: nosniff` to every other one (so
-/// that no browser reads a JSON or text answer as a page or a script), and `Cache-Control: no-store` to anything
+/// Adds browser security headers to HTML responses, `X-Content-Type-Options: nosniff` to every other one with a
+/// body (so that no browser reads a JSON or text answer as a page or a script), and `Cache-Control: no-store` to anything
 /// that carries a session (a session cookie or bearer token in the request, or a cookie being set).
 public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
     public let next: Next
@@ -23,10 +23,10 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         do {
             response = try next.respond(to: request)
         } catch var error as HTTPError {
-            apply(to: &error.headers, isHTML: true, request: request, setsCookie: false)
+            apply(to: &error.headers, isHTML: true, hasBody: true, request: request, setsCookie: false)
             throw error
         }
-        apply(to: &response.headers, isHTML: response.isHTML, request: request,
+        apply(to: &response.headers, isHTML: response.isHTML, hasBody: !response.body.isEmpty, request: request,
               setsCookie: response.headers.contains("Set-Cookie"))
         return response
     }
@@ -44,10 +44,11 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         if !headers.contains("X-Content-Type-Options") { headers.add("X-Content-Type-Options", "nosniff") }
     }
 
-    private func apply(to headers: inout HTTPHeaders, isHTML: Bool, request: Request, setsCookie: Bool) {
+    /// `hasBody`: a redirect or a 304 has nothing a browser could sniff, and a sign-in's 303 is sent often.
+    private func apply(to headers: inout HTTPHeaders, isHTML: Bool, hasBody: Bool, request: Request, setsCookie: Bool) {
         if isHTML {
             Self.addBrowserHeaders(to: &headers, contentSecurityPolicy: contentSecurityPolicy)
-        } else {
+        } else if hasBody {
             Self.addNoSniff(to: &headers)
         }
         // One cookie looked up per session cookie name: building the request's whole cookie dictionary for
