@@ -19,16 +19,15 @@ public struct HTTPHeaders: Sendable, Sequence {
         // Lengths first: a native string knows its count, and most names a lookup passes differ in length.
         guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                guard x.count == y.count else { return false }
-                for index in 0..<x.count where x[index] != y[index] {
-                    if x[index] | 0x20 != y[index] | 0x20 || !((x[index] | 0x20) >= 0x61 && (x[index] | 0x20) <= 0x7A) {
-                        return false
-                    }
-                }
-                return true
-            }
+        return a.withUTF8 { x in b.withUTF8 { y in ASCII.equalsIgnoringCase(x, y) } }
+    }
+
+    /// Each field with its name as bytes, as the listener hands them to `RequestHead` (tests and the fuzz target
+    /// check fields they built themselves this way).
+    func forEachField(_ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: String) -> Void) {
+        for field in fields {
+            var name = field.name
+            name.withUTF8 { body($0, field.value) }
         }
     }
 

@@ -169,14 +169,14 @@ final class PendingRequest {
     /// The client counted against the per-client cap, released when the request completes.
     var countedClient: String?
     var peerIsTrustedProxy = false
-    var isHTTP11 = false
     /// What the head's fields say about its framing, Host and names, gathered as they are collected.
-    var head = RequestHead()
+    var head: RequestHead
     let started = ConnectionDeadlines.now()
 
-    init(method: String, path: String) {
+    init(method: String, path: String, isHTTP11: Bool) {
         self.method = method
         self.path = path
+        head = RequestHead(isHTTP11: isHTTP11)
     }
 }
 
@@ -187,8 +187,8 @@ enum MicroHTTPDCallbacks {
 
         guard let existing = requestSlot.pointee else {
             let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "GET",
-                                         path: RequestHead.path(ofTarget: url.map { String(cString: $0) } ?? "/"))
-            pending.isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
+                                         path: RequestHead.path(ofTarget: url.map { String(cString: $0) } ?? "/"),
+                                         isHTTP11: version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false)
             collectHeaders(connection, into: pending)
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
             // Counted once its client has been admitted or refused, so that a request seen in flight is one the
@@ -298,7 +298,7 @@ enum MicroHTTPDCallbacks {
         // Trust matters only for X-Forwarded-For; without one the client is the peer either way.
         pending.peerIsTrustedProxy = pending.headers.contains("X-Forwarded-For")
             && context.trustsForwardedFor(pending.remoteAddress)
-        if let (status, problem, closing) = pending.head.problem(isHTTP11: pending.isHTTP11) {
+        if let (status, problem, closing) = pending.head.problem() {
             var refused = context.refusal(pending.path, status, problem)
             if closing { refused.headers.set("Connection", "close") }
             return answer(connection, pending, refused)

@@ -6,9 +6,9 @@ enum RequestFraming {
     struct Fields {
         private var lengths = 0
         private var malformedLength = false
-        /// The transfer codings of every Transfer-Encoding line, in order, lower-cased.
+        /// The transfer codings of every Transfer-Encoding line, in order, lower-cased (an empty line is one empty
+        /// coding, so any Transfer-Encoding leaves this non-empty).
         private var transferCodings: [Substring] = []
-        private var transferEncoding = false
 
         /// `name`: the field's name as received (ASCII bytes).
         mutating func add(name: UnsafeBufferPointer<UInt8>, value: String) {
@@ -16,7 +16,6 @@ enum RequestFraming {
                 lengths += 1
                 if !isPlainDecimal(value) { malformedLength = true }
             } else if ASCII.equalsIgnoringCase(name, "transfer-encoding") {
-                transferEncoding = true
                 transferCodings += value.lowercased().split(separator: ",", omittingEmptySubsequences: false)
                     .map { $0.trimmingCharacters(in: [" ", "\t"])[...] }
             }
@@ -28,7 +27,7 @@ enum RequestFraming {
         func problem(isHTTP11: Bool) -> (status: Int, message: String)? {
             if lengths > 1 { return (400, "The request has more than one Content-Length header.") }
             if malformedLength { return (400, "The request's Content-Length is not a plain decimal number.") }
-            guard transferEncoding else { return nil }
+            guard !transferCodings.isEmpty else { return nil }
             if lengths == 1 { return (400, "The request has both Content-Length and Transfer-Encoding.") }
             // RFC 9112, 6.1 and 6.3: an HTTP/1.0 message's Transfer-Encoding makes its framing faulty; chunked must
             // come last, once.
@@ -43,10 +42,7 @@ enum RequestFraming {
 
     static func problem(in headers: HTTPHeaders, isHTTP11: Bool = true) -> (status: Int, message: String)? {
         var fields = Fields()
-        for field in headers {
-            var name = field.name
-            name.withUTF8 { fields.add(name: $0, value: field.value) }
-        }
+        headers.forEachField { fields.add(name: $0, value: $1) }
         return fields.problem(isHTTP11: isHTTP11)
     }
 
@@ -58,16 +54,17 @@ enum RequestFraming {
 }
 
 enum ASCII {
-    /// Whether `bytes` spell `lowercase` in any letter case. `lowercase`: a literal of lower-case ASCII letters and
-    /// punctuation.
-    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let expected = lowercase.utf8Start
-        for index in 0..<bytes.count {
-            var byte = bytes[index]
-            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
-            if byte != expected[index] { return false }
+    /// Whether two ASCII texts are equal but for the case of their letters.
+    static func equalsIgnoringCase(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard x.count == y.count else { return false }
+        for index in 0..<x.count where x[index] != y[index] {
+            let folded = x[index] | 0x20
+            if folded != y[index] | 0x20 || !(folded >= 0x61 && folded <= 0x7A) { return false }
         }
         return true
+    }
+
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        equalsIgnoringCase(bytes, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 }

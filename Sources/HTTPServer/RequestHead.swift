@@ -2,10 +2,14 @@
 /// header names, and request targets in absolute form. Every request comes through here: the listener adds each
 /// field as libmicrohttpd hands it over, on its bytes, then asks for `problem` once.
 struct RequestHead {
+    /// HTTP/1.1, where Host is required (libmicrohttpd answers any version but 1.0 and 1.1 itself).
+    let isHTTP11: Bool
     private var invalidName = false
     private var hosts = 0
     private var host = ""
     private var framing = RequestFraming.Fields()
+
+    init(isHTTP11: Bool) { self.isHTTP11 = isHTTP11 }
 
     /// One field. `name`: its name as received.
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: String) {
@@ -24,7 +28,7 @@ struct RequestHead {
     /// Why the head must be refused (400, or 501 for a transfer coding the server does not implement), or nil.
     /// `closing`: the connection must close too, where a proxy in front may have read the request's end
     /// differently: ambiguous framing, or a name that is not a name (`Content-Length : 5`).
-    func problem(isHTTP11: Bool) -> (status: Int, message: String, closing: Bool)? {
+    func problem() -> (status: Int, message: String, closing: Bool)? {
         if invalidName { return (400, "A header name is followed by whitespace before its colon.", true) }
         if let (status, message) = framing.problem(isHTTP11: isHTTP11) { return (status, message, true) }
         // Section 3.2: 400 for an HTTP/1.1 request without Host, for any request with more than one, and for an
@@ -37,12 +41,9 @@ struct RequestHead {
 
     /// The same for fields already collected (tests and the fuzz target).
     static func problem(isHTTP11: Bool, headers: HTTPHeaders) -> (status: Int, message: String, closing: Bool)? {
-        var head = RequestHead()
-        for field in headers {
-            var name = field.name
-            name.withUTF8 { head.add(name: $0, value: field.value) }
-        }
-        return head.problem(isHTTP11: isHTTP11)
+        var head = RequestHead(isHTTP11: isHTTP11)
+        headers.forEachField { head.add(name: $0, value: $1) }
+        return head.problem()
     }
 
     /// The path of a request target: an absolute-form target (`http://host/path?query`, which Section 3.2.2 has a
@@ -68,14 +69,14 @@ struct RequestHead {
             var nameEnd = bytes.count
             if bytes.first == UInt8(ascii: "[") {
                 guard let close = bytes.firstIndex(of: UInt8(ascii: "]")), close > 1,
-                      bytes[1..<close].allSatisfy({ hostBytes.contains($0) || $0 == UInt8(ascii: ":") }) else { return false }
+                      bytes[1..<close].allSatisfy({ isHostByte($0) || $0 == UInt8(ascii: ":") }) else { return false }
                 return close + 1 == bytes.count || isPort(bytes[(close + 1)...])
             }
             if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
                 guard isPort(bytes[colon...]) else { return false }
                 nameEnd = colon
             }
-            return bytes[..<nameEnd].allSatisfy(hostBytes.contains)
+            return bytes[..<nameEnd].allSatisfy(isHostByte)
         }
     }
 
@@ -84,38 +85,16 @@ struct RequestHead {
         bytes.first == UInt8(ascii: ":") && bytes.dropFirst().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
-    private static let hostBytes = ByteSet(alphanumericsAnd: "-._~%!$&'()*+,;=")
-}
-
-/// A set of byte values as 256 bits: a look-up costs a shift and a mask.
-struct ByteSet: Sendable {
-    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-
-    /// ASCII letters and digits, and the bytes of `others`.
-    init(alphanumericsAnd others: String) {
-        for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { insert(byte) }
-        for byte in UInt8(ascii: "a")...UInt8(ascii: "z") { insert(byte) }
-        for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { insert(byte) }
-        for byte in others.utf8 { insert(byte) }
-    }
-
-    private mutating func insert(_ byte: UInt8) {
-        let bit = UInt64(1) << UInt64(byte & 63)
-        switch byte >> 6 {
-        case 0: words.0 |= bit
-        case 1: words.1 |= bit
-        case 2: words.2 |= bit
-        default: words.3 |= bit
+    /// A letter, a digit, or one of `-._~%!$&'()*+,;=` (unreserved, sub-delims, and `%` of an escape).
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"),
+             UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+             UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+            true
+        default:
+            false
         }
-    }
-
-    func contains(_ byte: UInt8) -> Bool {
-        let word = switch byte >> 6 {
-        case 0: words.0
-        case 1: words.1
-        case 2: words.2
-        default: words.3
-        }
-        return word & (UInt64(1) << UInt64(byte & 63)) != 0
     }
 }

@@ -31,26 +31,28 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         return response
     }
 
-    /// The headers every HTML page gets; also for pages answered outside a responder chain (e.g. a 413).
-    public static func addBrowserHeaders(to headers: inout HTTPHeaders, contentSecurityPolicy: String) {
+    /// The headers every HTML page gets.
+    private static func addBrowserHeaders(to headers: inout HTTPHeaders, contentSecurityPolicy: String) {
         if !headers.contains("Content-Security-Policy") { headers.set("Content-Security-Policy", contentSecurityPolicy) }
         headers.set("X-Content-Type-Options", "nosniff")
         headers.set("Referrer-Policy", "no-referrer")
         headers.set("X-Frame-Options", "DENY")
     }
 
-    /// What every answer that is not a page gets (a page gets it with the rest of `addBrowserHeaders`).
-    public static func addNoSniff(to headers: inout HTTPHeaders) {
-        if !headers.contains("X-Content-Type-Options") { headers.add("X-Content-Type-Options", "nosniff") }
+    /// What an answer gets for what it holds: a page the browser headers, anything else with a body `nosniff`.
+    /// (A redirect or a 304 has nothing a browser could sniff, and a sign-in's 303 is sent often.) Also for answers
+    /// made outside a responder chain, such as the listener's refusals.
+    public static func addContentHeaders(to headers: inout HTTPHeaders, isHTML: Bool, hasBody: Bool,
+                                         contentSecurityPolicy: String) {
+        if isHTML {
+            addBrowserHeaders(to: &headers, contentSecurityPolicy: contentSecurityPolicy)
+        } else if hasBody && !headers.contains("X-Content-Type-Options") {
+            headers.add("X-Content-Type-Options", "nosniff")
+        }
     }
 
-    /// `hasBody`: a redirect or a 304 has nothing a browser could sniff, and a sign-in's 303 is sent often.
     private func apply(to headers: inout HTTPHeaders, isHTML: Bool, hasBody: Bool, request: Request, setsCookie: Bool) {
-        if isHTML {
-            Self.addBrowserHeaders(to: &headers, contentSecurityPolicy: contentSecurityPolicy)
-        } else if hasBody {
-            Self.addNoSniff(to: &headers)
-        }
+        Self.addContentHeaders(to: &headers, isHTML: isHTML, hasBody: hasBody, contentSecurityPolicy: contentSecurityPolicy)
         // One cookie looked up per session cookie name: building the request's whole cookie dictionary for
         // every response showed in profiles.
         let carriesSession = setsCookie || request.bearerToken != nil

@@ -93,11 +93,8 @@ public final class BridgeApp: Sendable {
         let (router, policy, isHTTPS) = (router, contentSecurityPolicy, configuration.isHTTPS)
         return { path, status, message in
             var response = router.group(owning: path).refusal(HTTPError(status, message), for: path)
-            if response.isHTML {
-                SecurityHeaders<Router>.addBrowserHeaders(to: &response.headers, contentSecurityPolicy: policy)
-            } else {
-                SecurityHeaders<Router>.addNoSniff(to: &response.headers)
-            }
+            SecurityHeaders<Router>.addContentHeaders(to: &response.headers, isHTML: response.isHTML,
+                                                      hasBody: !response.body.isEmpty, contentSecurityPolicy: policy)
             if isHTTPS { response.headers.set("Strict-Transport-Security", StrictTransportSecurity<Router>.headerValue) }
             return response
         }
