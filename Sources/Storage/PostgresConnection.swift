@@ -11,6 +11,9 @@ extension SQLValue {
         case .blob: 17  // bytea
         case .bool: 16  // bool
         case .null: 0
+        case .array(.integer, _): 1016  // int8[]
+        case .array(.text, _): 1009  // text[]
+        case .array(.bool, _): 1000  // bool[]
         }
     }
 
@@ -22,8 +25,34 @@ extension SQLValue {
         case let .blob(bytes): buffer.append(contentsOf: bytes)
         case let .bool(flag): buffer.append(flag ? 1 : 0)
         case .null: return false
+        case let .array(element, elements): Self.appendArray(of: element, elements, to: &buffer)
         }
         return true
+    }
+
+    /// PostgreSQL's binary array: dimensions, a has-NULLs flag, the element type, then each element's length (-1 for
+    /// NULL) and bytes.
+    private static func appendArray(of element: SQLArrayElement, _ elements: [SQLValue], to buffer: inout [UInt8]) {
+        func append(_ value: Int32) { withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) } }
+        let hasNulls = elements.contains { if case .null = $0 { true } else { false } }
+        append(1)
+        append(hasNulls ? 1 : 0)
+        switch element {
+        case .integer: append(20)
+        case .text: append(25)
+        case .bool: append(16)
+        }
+        append(Int32(elements.count))
+        append(1)  // the lower bound
+        for value in elements {
+            let lengthAt = buffer.count
+            append(-1)
+            guard value.appendBinary(to: &buffer) else { continue }
+            let length = Int32(buffer.count - lengthAt - 4).bigEndian
+            withUnsafeBytes(of: length) { bytes in
+                for (offset, byte) in bytes.enumerated() { buffer[lengthAt + offset] = byte }
+            }
+        }
     }
 }
 

@@ -12,8 +12,10 @@ import WorkerThreads
 /// of N and 2N. A write that finds no other waiting runs alone, as it would without this, so a quiet server answers
 /// as fast. Finishers run before the COMMIT; one that throws rolls the batch back like a failed statement.
 ///
-/// The closures run one after another, each seeing what the ones before it wrote: the batch is the same as these
-/// writes run in turn. Each caller keeps its own all-or-nothing outcome:
+/// The batch's sign-ins go first, together when they can (one statement per kind of write,
+/// `PostgresCoalescedSignIns`); the other closures run one after another, each seeing what the ones before it wrote.
+/// The callers wait concurrently, so the batch is the same as these writes run in turn in an order they could have
+/// run in. Each caller keeps its own all-or-nothing outcome:
 /// - a closure that throws before any statement of its own changed or returned a row (a refused rate limit) is
 ///   answered at once, and the batch goes on;
 /// - a closure that throws after that, a statement that fails, or a lock wait past `Limits.lockWait` (another
@@ -78,15 +80,16 @@ final class PostgresGroupCommit: @unchecked Sendable {
     /// Writes waiting for a lane right now.
     var waitingWriteCount: Int { condition.withLock { queue.count } }
 
-    func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-        try Job.submitAndWait(body, submit: enqueue)
+    /// `mayCoalesce`: a sign-in, which may go out together with the batch's other sign-ins (`PostgresCoalescedSignIns`).
+    func write<T>(mayCoalesce: Bool = false, _ body: (any StoreTransaction) throws -> T) throws -> T {
+        try Job.submitAndWait(mayCoalesce: mayCoalesce, body, submit: enqueue)
     }
 
     /// Queues a write; `completion` runs on a lane thread once it failed, or its transaction committed.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+    func write<T: Sendable>(mayCoalesce: Bool = false, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         do {
-            try enqueue(.answering(body, completion: completion))
+            try enqueue(.answering(mayCoalesce: mayCoalesce, body, completion: completion))
         } catch {
             completion(.failure(error))
         }
@@ -218,14 +221,23 @@ final class PostgresGroupCommit: @unchecked Sendable {
 
     private func run(_ jobs: [Job], on connection: PostgresConnection) -> BatchOutcome {
         connection.clearFailure()
-        let transaction = SQLTransaction(connection: PostgresSession(connection: connection, scrub: host.scrub), updatedMembers: UpdatedMembers())
+        let session = PostgresSession(connection: connection, scrub: host.scrub)
+        let transaction = SQLTransaction(connection: session, updatedMembers: UpdatedMembers())
+        // The batch's callers wait concurrently, so any order of their writes is one they could have run in: its
+        // sign-ins go first, together if they can, then the other writes closure by closure.
+        let signIns = jobs.filter(\.mayCoalesce)
+        let coalesced = signIns.count > 1 ? PostgresCoalescedSignIns(recording: signIns) : nil
         var succeeded: [Job] = []
         var refused: [(job: Job, error: any Error)] = []
         var committing = false
         do {
             connection.begin(PostgresUnitOfWork.beginReadCommitted)
             try connection.send("SET LOCAL lock_timeout = '\(limits.lockWait)'")
-            for job in jobs {
+            if let coalesced {
+                try coalesced.run(on: session)
+                succeeded = signIns
+            }
+            for job in jobs where coalesced == nil || !job.mayCoalesce {
                 let mark = connection.statementsSent, missedBefore = connection.lastMissedRequirement
                 let finishersBefore = connection.waitingFinishers
                 do {
@@ -245,6 +257,7 @@ final class PostgresGroupCommit: @unchecked Sendable {
             }
             committing = true
             try connection.commit()
+            if coalesced != nil { condition.withLock { counted.coalescedCommits += 1 } }
             return .committed(succeeded: succeeded, refused: refused)
         } catch {
             connection.abandonUnitOfWork()

@@ -139,8 +139,8 @@ public final class PostgresStore: Store {
         switch isolation {
         case .serializable:
             try unitOfWork(begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", maximumAttempts: Self.maximumWriteAttempts, body)
-        case .readCommitted:
-            try groupCommit.write(body)
+        case .readCommitted, .readCommittedSignIn:
+            try groupCommit.write(mayCoalesce: isolation == .readCommittedSignIn, body)
         }
     }
 
@@ -153,7 +153,9 @@ public final class PostgresStore: Store {
 
     public func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        if isolation == .readCommitted { return groupCommit.write(body, completion: completion) }
+        if isolation != .serializable {
+            return groupCommit.write(mayCoalesce: isolation == .readCommittedSignIn, body, completion: completion)
+        }
         let queued = writeWorkers.run { [self] in completion(Result { try write(isolation: isolation, body) }) }
         if !queued { completion(.failure(StoreError.database("the store is closed"))) }
     }

@@ -5,15 +5,18 @@ import Foundation
 final class QueuedWrite<Resource>: @unchecked Sendable {
     /// A write runs inside a batch; an exclusive one gets the connection outside any transaction (SQLite only).
     let isExclusive: Bool
+    /// A sign-in whose statements may go out together with other sign-ins' (PostgreSQL, `PostgresCoalescedSignIns`).
+    let mayCoalesce: Bool
     /// Kept until the write is answered (it may run again when its batch is replayed), dropped then: a waiting
     /// caller's `withoutActuallyEscaping` checks that nothing kept it.
     private var body: ((Resource) throws -> Void)?
     /// Called once, on the thread that ran the write, with the outcome (nil: success); dropped then.
     private var answered: (((any Error)?) -> Void)?
 
-    init(isExclusive: Bool = false, body: @escaping (Resource) throws -> Void,
+    init(isExclusive: Bool = false, mayCoalesce: Bool = false, body: @escaping (Resource) throws -> Void,
          answered: @escaping ((any Error)?) -> Void) {
         self.isExclusive = isExclusive
+        self.mayCoalesce = mayCoalesce
         self.body = body
         self.answered = answered
     }
@@ -32,13 +35,14 @@ final class QueuedWrite<Resource>: @unchecked Sendable {
     }
 
     /// Hands `body` to `submit` as a queued write and blocks until it is answered; returns what its last run returned.
-    static func submitAndWait<T>(isExclusive: Bool = false, _ body: (Resource) throws -> T,
+    static func submitAndWait<T>(isExclusive: Bool = false, mayCoalesce: Bool = false, _ body: (Resource) throws -> T,
                                  submit: (QueuedWrite) throws -> Void) throws -> T {
         try withoutActuallyEscaping(body) { body in
             var result: T?
             let waiter = Waiter()
             // The caller waits for the answer, so `body` and `result` outlive the write's runs.
-            try submit(QueuedWrite(isExclusive: isExclusive, body: { result = try body($0) }, answered: waiter.answer))
+            try submit(QueuedWrite(isExclusive: isExclusive, mayCoalesce: mayCoalesce, body: { result = try body($0) },
+                                   answered: waiter.answer))
             try waiter.wait()
             guard let result else { throw StoreError.database("the write was answered without running") }
             return result
@@ -46,10 +50,10 @@ final class QueuedWrite<Resource>: @unchecked Sendable {
     }
 
     /// A queued write whose caller does not wait: `completion` gets the value of its last run, or its failure.
-    static func answering<T: Sendable>(_ body: @escaping @Sendable (Resource) throws -> T,
+    static func answering<T: Sendable>(mayCoalesce: Bool = false, _ body: @escaping @Sendable (Resource) throws -> T,
                                        completion: @escaping @Sendable (Result<T, any Error>) -> Void) -> QueuedWrite {
         let result = ResultSlot<T>()
-        return QueuedWrite(body: { result.value = try body($0) }, answered: { failure in
+        return QueuedWrite(mayCoalesce: mayCoalesce, body: { result.value = try body($0) }, answered: { failure in
             if let failure {
                 completion(.failure(failure))
             } else if let value = result.value {

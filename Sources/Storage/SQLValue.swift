@@ -8,6 +8,9 @@ enum SQLValue {
     case blob([UInt8])
     case bool(Bool)
     case null
+    /// A PostgreSQL array of `SQLArrayElement`s or `.null`s, which `unnest($n)` turns into rows: one statement then
+    /// carries the rows of several writes (`PostgresCoalescedSignIns`). SQLite has no arrays and refuses it.
+    case array(SQLArrayElement, [SQLValue])
 
     static func optionalText(_ string: String?) -> SQLValue {
         string.map { .text($0) } ?? .null
@@ -21,4 +24,9 @@ enum SQLValue {
         guard let date else { return .null }
         return try .date(date)
     }
+}
+
+/// The type of an `SQLValue.array`'s elements.
+enum SQLArrayElement {
+    case integer, text, bool
 }

@@ -295,6 +295,8 @@ final class SQLiteConnection: SQLConnection {
                 sqlite3_bind_int64(statement, index, flag ? 1 : 0)
             case .null:
                 sqlite3_bind_null(statement, index)
+            case .array:
+                throw StoreError.invalidArgument("SQLite has no array values")
             }
             guard rc == SQLITE_OK else {
                 throw error(rc, sql: String(cString: sqlite3_sql(statement)))

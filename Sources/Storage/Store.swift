@@ -194,6 +194,10 @@ public enum WriteIsolation: Sendable {
     /// sharing index pages (PostgreSQL's predicate locks are per page), and run them again. Such writes that wait
     /// together share one transaction on PostgreSQL, run in turn (`PostgresGroupCommit`), as every write does on SQLite.
     case readCommitted
+    /// `readCommitted` for a sign-in's transaction. On PostgreSQL the sign-ins of one batch may then go out together,
+    /// one statement for each kind of write (`PostgresCoalescedSignIns`); the group commit tries that only with writes
+    /// that ask for it, as it has to run their closures once more to find out.
+    case readCommittedSignIn
 }
 
 /// A database. Thread-safe; calls block the calling thread.
@@ -253,11 +257,14 @@ public struct GroupCommitCounts: Sendable, Equatable {
     /// Batches in which a write failed after it had written, so that the batch's other writes ran again (SQLite:
     /// each in a savepoint of a new transaction; PostgreSQL: each alone).
     public var replays = 0
+    /// Batches of sign-ins that went out as one statement per kind of write (PostgreSQL, `PostgresCoalescedSignIns`).
+    public var coalescedCommits = 0
 
-    public init(commits: Int = 0, writes: Int = 0, replays: Int = 0) {
+    public init(commits: Int = 0, writes: Int = 0, replays: Int = 0, coalescedCommits: Int = 0) {
         self.commits = commits
         self.writes = writes
         self.replays = replays
+        self.coalescedCommits = coalescedCommits
     }
 }
 

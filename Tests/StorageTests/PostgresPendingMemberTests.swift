@@ -7,9 +7,10 @@ extension PostgresStoreTests.GroupCommit {
     /// the commit, and a session naming the member by reference. Its outcome, once committed, is the member's row
     /// as that sign-in left it.
     static func queueSignIn(_ store: PostgresStore, _ index: Int, _ profile: AppleUserProfile, _ answered: DispatchGroup,
-                            _ outcomes: Collected<(Int, Result<(user: User, created: Bool), any Error>)>) {
+                            _ outcomes: Collected<(Int, Result<(user: User, created: Bool), any Error>)>,
+                            isolation: WriteIsolation = .readCommitted) {
         answered.enter()
-        store.write(isolation: .readCommitted, { tx in
+        store.write(isolation: isolation, { tx in
             let member = try tx.signInAppleUser(profile, now: t0 + Double(index + 1))
             try tx.insertSession(idHash: "session-\(index)", of: member.reference, flow: "web", nonceVerified: true,
                                  createdAt: t0, expiresAt: t0 + 3600)
@@ -20,8 +21,10 @@ extension PostgresStoreTests.GroupCommit {
         })
     }
 
-    @Test("two sign-ins of one member in one batch update it as if they ran in turn, each seeing the other's change")
-    func sameMemberTwiceInABatch() throws {
+    /// With `readCommittedSignIn` too, which does not coalesce two sign-ins of one member.
+    @Test("two sign-ins of one member in one batch update it as if they ran in turn, each seeing the other's change",
+          arguments: [WriteIsolation.readCommitted, .readCommittedSignIn])
+    func sameMemberTwiceInABatch(isolation: WriteIsolation) throws {
         try withFreshPostgresDatabase { url in
             let store = try Self.migratedStore(url)
             let existing = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.twice", email: "old@example.com"), now: t0) }.user
@@ -29,8 +32,10 @@ extension PostgresStoreTests.GroupCommit {
             Self.heldBatch(store, others: 2) { answered in
                 // The first brings a new address and the name; the second an older token, with the first address
                 // and another name, which must not replace the one the first stored.
-                Self.queueSignIn(store, 0, appleProfile(sub: "001.twice", email: "new@example.com", name: "Ada"), answered, outcomes)
-                Self.queueSignIn(store, 1, appleProfile(sub: "001.twice", email: "old@example.com", name: "Bob"), answered, outcomes)
+                Self.queueSignIn(store, 0, appleProfile(sub: "001.twice", email: "new@example.com", name: "Ada"), answered, outcomes,
+                                 isolation: isolation)
+                Self.queueSignIn(store, 1, appleProfile(sub: "001.twice", email: "old@example.com", name: "Bob"), answered, outcomes,
+                                 isolation: isolation)
             }
             let seen = try outcomes.all.sorted { $0.0 < $1.0 }.map { index, outcome in
                 let (user, created) = try outcome.get()
@@ -44,15 +49,17 @@ extension PostgresStoreTests.GroupCommit {
         }
     }
 
-    @Test("a new member signing in twice in one batch is created by the first and found by the second, with a session each")
-    func newMemberTwiceInABatch() throws {
+    @Test("a new member signing in twice in one batch is created by the first and found by the second, with a session each",
+          arguments: [WriteIsolation.readCommitted, .readCommittedSignIn])
+    func newMemberTwiceInABatch(isolation: WriteIsolation) throws {
         try withFreshPostgresDatabase { url in
             let store = try Self.migratedStore(url)
             let outcomes = Collected<(Int, Result<(user: User, created: Bool), any Error>)>()
             Self.heldBatch(store, others: 3) { answered in
-                Self.queueSignIn(store, 0, appleProfile(sub: "001.fresh", email: "a@example.com"), answered, outcomes)
-                Self.queueSignIn(store, 1, appleProfile(sub: "001.other"), answered, outcomes)
-                Self.queueSignIn(store, 2, appleProfile(sub: "001.fresh", name: "Ada"), answered, outcomes)
+                Self.queueSignIn(store, 0, appleProfile(sub: "001.fresh", email: "a@example.com"), answered, outcomes,
+                                 isolation: isolation)
+                Self.queueSignIn(store, 1, appleProfile(sub: "001.other"), answered, outcomes, isolation: isolation)
+                Self.queueSignIn(store, 2, appleProfile(sub: "001.fresh", name: "Ada"), answered, outcomes, isolation: isolation)
             }
             let members = try outcomes.all.sorted { $0.0 < $1.0 }.map { try $0.1.get() }
             #expect(members.map(\.created) == [true, true, false])

@@ -70,7 +70,7 @@ struct SignInService: Sendable {
     /// record, the member found with its row locked or inserted on its unique key, the session inserted. So on
     /// PostgreSQL it runs at READ COMMITTED: at SERIALIZABLE, sign-ins of different people conflicted over shared
     /// index pages and ran again (0.2 retries a sign-in with one instance, 0.4 with two).
-    static let isolation = WriteIsolation.readCommitted
+    static let isolation = WriteIsolation.readCommittedSignIn
 
     /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
     static let serverNoncePrefix = "asb."

@@ -75,7 +75,8 @@ struct OperationalMetrics: Sendable {
         let grouped = store.groupCommitCounts
         samples += [Metrics.Sample("bridge_store_group_commits_total", Double(grouped.commits)),
                     Metrics.Sample("bridge_store_group_committed_writes_total", Double(grouped.writes)),
-                    Metrics.Sample("bridge_store_group_commit_replays_total", Double(grouped.replays))]
+                    Metrics.Sample("bridge_store_group_commit_replays_total", Double(grouped.replays)),
+                    Metrics.Sample("bridge_store_group_coalesced_commits_total", Double(grouped.coalescedCommits))]
         // Store calls that gave up waiting for a row another transaction held (PostgreSQL's lock_timeout).
         if store.backendName == "postgres" {
             samples.append(Metrics.Sample("bridge_store_lock_timeouts_total", Double(store.lockTimeouts)))
