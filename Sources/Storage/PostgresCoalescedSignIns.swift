@@ -28,6 +28,9 @@ struct PostgresCoalescedSignIns {
     /// Runs each write's closure against a recorder; nil when the batch cannot be coalesced (then nothing was sent).
     init?(recording jobs: [QueuedWrite<any StoreTransaction>]) {
         let recorder = Recorder()
+        // A member's finisher holds its `PendingMember`, whose settling holds the recorder: kept by the recorder, the
+        // statements would keep every member of the batch alive.
+        defer { recorder.forgetStatements() }
         let transaction = SQLTransaction(connection: recorder, updatedMembers: UpdatedMembers())
         for (index, job) in jobs.enumerated() {
             recorder.job = index
@@ -111,8 +114,9 @@ struct PostgresCoalescedSignIns {
         }
         try session.settle()
         // In the order the closures sent their lookups, as their own finishers would have run; what they send now
-        // goes out on the transaction's connection.
+        // goes out on the transaction's connection, and nothing after the batch.
         recorder.forwarding = session
+        defer { recorder.forwarding = nil }
         for member in members { try member.finish!() }
     }
 
@@ -257,6 +261,10 @@ struct PostgresCoalescedSignIns {
         /// A call was refused (a closure may have caught the error and gone on).
         private(set) var refused = false
         var forwarding: PostgresSession?
+
+        func forgetStatements() {
+            statements = []
+        }
 
         private func refuse() -> NotRecordable {
             refused = true
