@@ -87,15 +87,15 @@ struct PostgresCoalescedSignIns {
     /// Sends the statements kind by kind in one round trip, checks that each did for every sign-in what its own
     /// statement had to, and runs the members' finishers. Inside the transaction the caller opened and commits.
     func run(on session: PostgresSession) throws {
+        // Each row a statement reads stands for one sign-in (the keys are unique in the batch and in the table), so a
+        // statement that changed as many rows as it has sign-ins did for each what its own statement had to.
         if let first = attempts.first {
-            try session.query(Self.spendAttempts, [first.values[0]] + Self.arrays(of: attempts, Self.attemptColumns)!,
-                              { try $0.requiredText("state") },
-                              finishing: { try Self.expect(Set($0), toHave: attempts, key: 1) })
+            try session.send(Self.spendAttempts, [first.values[0]] + Self.arrays(of: attempts, Self.attemptColumns)!,
+                             requiring: ChangeRequirement(rows: attempts.count, refusal: NotAsAlone()))
         }
         if let first = tokens.first {
-            try session.query(Self.recordTokenUses, Self.arrays(of: tokens, Self.tokenColumns)! + [first.values[3]],
-                              { try $0.requiredText("token_hash") },
-                              finishing: { try Self.expect(Set($0), toHave: tokens, key: 1) })
+            try session.send(Self.recordTokenUses, Self.arrays(of: tokens, Self.tokenColumns)! + [first.values[3]],
+                             requiring: ChangeRequirement(rows: tokens.count, refusal: NotAsAlone()))
         }
         if !members.isEmpty {
             // Each member's row goes to its own statement's decoder, found by its Apple `sub` (no two are alike).
@@ -109,8 +109,8 @@ struct PostgresCoalescedSignIns {
             }, finishing: { _ in })
         }
         if !sessions.isEmpty {
-            try session.query(Self.insertSessions, Self.arrays(of: sessions, Self.sessionColumns)!, { try $0.requiredText("id_hash") },
-                              finishing: { try Self.expect(Set($0), toHave: sessions, key: 0) })
+            try session.send(Self.insertSessions, Self.arrays(of: sessions, Self.sessionColumns)!,
+                             requiring: ChangeRequirement(rows: sessions.count, refusal: NotAsAlone()))
         }
         try session.settle()
         // In the order the closures sent their lookups, as their own finishers would have run; what they send now
@@ -118,13 +118,6 @@ struct PostgresCoalescedSignIns {
         recorder.forwarding = session
         defer { recorder.forwarding = nil }
         for member in members { try member.finish!() }
-    }
-
-    /// A statement of every sign-in changed its row: the refusal of one whose own statement would not have.
-    private static func expect(_ changed: Set<String>, toHave statements: [Recorder.Statement], key: Int) throws {
-        for statement in statements {
-            guard case .text(let value) = statement.values[key], changed.contains(value) else { throw NotAsAlone() }
-        }
     }
 
     /// A coalesced statement did not do for some sign-in what its own would have; each runs alone instead.
@@ -167,7 +160,6 @@ struct PostgresCoalescedSignIns {
     static let spendAttempts = """
         UPDATE login_attempts SET consumed_at = $1
         WHERE state = ANY ($2::text[]) AND consumed_at IS NULL AND expires_at > $1
-        RETURNING state
         """
 
     /// `SQLStatements.recordIdentityTokenUse` for each ($1 the token's expiry, $2 its digest, $3 the record's expiry),
@@ -181,7 +173,6 @@ struct PostgresCoalescedSignIns {
             WHERE used_identity_tokens.token_hash = used.token_hash AND used_identity_tokens.expires_at > $4)
         ON CONFLICT (token_expires_at, token_hash) DO UPDATE SET expires_at = excluded.expires_at
         WHERE identity_token_uses.expires_at <= $4
-        RETURNING token_hash
         """
 
     /// `SQLStatements.findOrInsertUser` for each member (its nine columns, in its order).
@@ -217,7 +208,6 @@ struct PostgresCoalescedSignIns {
         LATERAL (
             SELECT id FROM users WHERE users.provider = opened.provider AND users.provider_user_id = opened.provider_user_id
             OFFSET 0) AS owner
-        RETURNING sessions.id_hash
         """
 
     private struct MemberKey: Hashable {
