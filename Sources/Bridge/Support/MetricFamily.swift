@@ -86,6 +86,8 @@ public struct MetricFamily: Sendable {
                      "The writes those transactions committed: divided by bridge_store_group_commits_total, how many one COMMIT carried."),
         MetricFamily("bridge_store_group_commit_replays_total", .counter,
                      "Batches in which a write failed after writing, so that the batch's other writes ran again (SQLite: each in a savepoint; PostgreSQL: each alone)."),
+        MetricFamily("bridge_store_group_coalesced_commits_total", .counter,
+                     "Of those commits, the PostgreSQL ones whose sign-ins went out as one statement per kind of write (attempts spent, tokens recorded, members found or inserted, sessions opened)."),
         MetricFamily("bridge_store_lock_timeouts_total", .counter,
                      "PostgreSQL store calls that waited past the 3 s lock timeout for a row another transaction held (answered 503)."),
         // HTTP.
