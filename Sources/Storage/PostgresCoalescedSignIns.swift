@@ -23,6 +23,8 @@ struct PostgresCoalescedSignIns {
     private var tokens: [Recorder.Statement] = []
     private var members: [Recorder.Statement] = []
     private var sessions: [Recorder.Statement] = []
+    /// Each kind's values as the arrays its statement binds, made once the batch qualified.
+    private var bound: (attempts: [SQLValue], tokens: [SQLValue], members: [SQLValue], sessions: [SQLValue]) = ([], [], [], [])
     private let recorder: Recorder
 
     /// Runs each write's closure against a recorder; nil when the batch cannot be coalesced (then nothing was sent).
@@ -75,8 +77,12 @@ struct PostgresCoalescedSignIns {
                 sessions.append(statement)
             }
         }
-        return Self.arrays(of: attempts, Self.attemptColumns) != nil && Self.arrays(of: tokens, Self.tokenColumns) != nil
-            && Self.arrays(of: members, Self.memberColumns) != nil && Self.arrays(of: sessions, Self.sessionColumns) != nil
+        guard let attemptArrays = Self.arrays(of: attempts, Self.attemptColumns),
+              let tokenArrays = Self.arrays(of: tokens, Self.tokenColumns),
+              let memberArrays = Self.arrays(of: members, Self.memberColumns),
+              let sessionArrays = Self.arrays(of: sessions, Self.sessionColumns) else { return false }
+        bound = (attemptArrays, tokenArrays, memberArrays, sessionArrays)
+        return true
     }
 
     private static func sameTime(_ a: SQLValue, _ b: SQLValue) -> Bool {
@@ -90,26 +96,27 @@ struct PostgresCoalescedSignIns {
         // Each row a statement reads stands for one sign-in (the keys are unique in the batch and in the table), so a
         // statement that changed as many rows as it has sign-ins did for each what its own statement had to.
         if let first = attempts.first {
-            try session.send(Self.spendAttempts, [first.values[0]] + Self.arrays(of: attempts, Self.attemptColumns)!,
+            try session.send(Self.spendAttempts, [first.values[0]] + bound.attempts,
                              requiring: ChangeRequirement(rows: attempts.count, refusal: NotAsAlone()))
         }
         if let first = tokens.first {
-            try session.send(Self.recordTokenUses, Self.arrays(of: tokens, Self.tokenColumns)! + [first.values[3]],
+            try session.send(Self.recordTokenUses, bound.tokens + [first.values[3]],
                              requiring: ChangeRequirement(rows: tokens.count, refusal: NotAsAlone()))
         }
         if !members.isEmpty {
-            // Each member's row goes to its own statement's decoder, found by its Apple `sub` (no two are alike).
-            var bySubject: [String: Recorder.Statement] = [:]
-            for member in members { if case .text(let sub) = member.values[1] { bySubject[sub] = member } }
-            try session.query(Self.findOrInsertMembers, Self.arrays(of: members, Self.memberColumns)!, { row in
-                guard let member = bySubject[try row.requiredText("provider_user_id")] else {
+            // Each member's row goes to its own statement's decoder, found by its key (no two are alike).
+            var byKey: [MemberKey: Recorder.Statement] = [:]
+            for member in members { if let key = MemberKey(member.values[0], member.values[1]) { byKey[key] = member } }
+            try session.query(Self.findOrInsertMembers, bound.members, { row in
+                let key = MemberKey(provider: try row.requiredText("provider"), subject: try row.requiredText("provider_user_id"))
+                guard let member = byKey[key] else {
                     throw StoreError.database("a coalesced sign-in's member row matches no sign-in")
                 }
                 try member.take!(row)
             }, finishing: { _ in })
         }
         if !sessions.isEmpty {
-            try session.send(Self.insertSessions, Self.arrays(of: sessions, Self.sessionColumns)!,
+            try session.send(Self.insertSessions, bound.sessions,
                              requiring: ChangeRequirement(rows: sessions.count, refusal: NotAsAlone()))
         }
         try session.settle()
@@ -214,10 +221,14 @@ struct PostgresCoalescedSignIns {
         let provider: String
         let subject: String
 
-        init?(_ provider: SQLValue, _ subject: SQLValue) {
-            guard case .text(let provider) = provider, case .text(let subject) = subject else { return nil }
+        init(provider: String, subject: String) {
             self.provider = provider
             self.subject = subject
+        }
+
+        init?(_ provider: SQLValue, _ subject: SQLValue) {
+            guard case .text(let provider) = provider, case .text(let subject) = subject else { return nil }
+            self.init(provider: provider, subject: subject)
         }
     }
 
