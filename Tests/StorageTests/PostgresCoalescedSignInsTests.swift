@@ -15,6 +15,14 @@ extension PostgresStoreTests.GroupCommit {
         /// recorded, the member found or inserted, and a session naming the member by reference.
         static func queue(_ store: PostgresStore, _ index: Int, _ profile: AppleUserProfile, now: Date = t0,
                           _ answered: DispatchGroup, _ outcomes: Outcomes) {
+            queue(store, index, profile, now: now, answered) { written in
+                outcomes.append((index, Result { try written.get().get() }))
+            }
+        }
+
+        /// The same, handing the write's outcome (the member, still pending until its commit) to `take`.
+        static func queue(_ store: PostgresStore, _ index: Int, _ profile: AppleUserProfile, now: Date = t0,
+                          _ answered: DispatchGroup, take: @escaping @Sendable (Result<PendingMember, any Error>) -> Void) {
             answered.enter()
             store.write(isolation: .readCommittedSignIn, { tx in
                 try tx.consumeLoginAttempt(state: "state-\(index)", now: now, otherwise: Refused(why: "attempt"))
@@ -25,7 +33,7 @@ extension PostgresStoreTests.GroupCommit {
                                      createdAt: now, expiresAt: now + 3600)
                 return member
             }, completion: { written in
-                outcomes.append((index, Result { try written.get().get() }))
+                take(written)
                 answered.leave()
             })
         }
@@ -162,17 +170,9 @@ extension PostgresStoreTests.GroupCommit {
                 let members = Collected<Weak>()
                 heldBatch(store, others: 4) { answered in
                     for index in 0..<4 {
-                        answered.enter()
-                        store.write(isolation: .readCommittedSignIn, { tx in
-                            try tx.consumeLoginAttempt(state: "state-\(index)", now: t0, otherwise: Refused(why: "attempt"))
-                            let member = try tx.signInAppleUser(appleProfile(sub: "001.kept\(index)"), now: t0)
-                            try tx.insertSession(idHash: "session-\(index)", of: member.reference, flow: "web",
-                                                 nonceVerified: true, createdAt: t0, expiresAt: t0 + 3600)
-                            return member
-                        }, completion: { written in
-                            members.append(Weak((try? written.get()) ?? nil))
-                            answered.leave()
-                        })
+                        Self.queue(store, index, appleProfile(sub: "001.kept\(index)"), answered) { written in
+                            members.append(Weak(try? written.get()))
+                        }
                     }
                 }
                 #expect(store.groupCommitCounts.coalescedCommits - before.coalescedCommits == 1)
