@@ -20,6 +20,8 @@ let package = Package(
                        providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
+        // Initializes OpenSSL before main without its exit-time cleanup, which crashes threads still inside OpenSSL.
+        .target(name: "COpenSSLSetup", dependencies: ["COpenSSL"]),
         // Fixed-arity wrappers for the variadic parts of libmicrohttpd.
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
@@ -28,13 +30,13 @@ let package = Package(
         .target(name: "WorkerThreads"),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "WorkerThreads", "Locking"]),
         .target(name: "JSON"),
-        .target(name: "JOSE", dependencies: ["JSON", "COpenSSL", "Locking"]),
+        .target(name: "JOSE", dependencies: ["JSON", "COpenSSL", "COpenSSLSetup", "Locking"]),
         .target(name: "Mustache"),
         // A VFS in front of SQLite's default one that writes a transaction's WAL frames in one system call.
         .target(name: "CSQLiteWALBuffer", dependencies: ["CSQLite"]),
         // SQLite's own page cache behind a wrapper that skips the end-of-transaction truncations that remove nothing.
         .target(name: "CSQLitePageCache", dependencies: ["CSQLite"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CSQLitePageCache", "CLibPQ", "WorkerThreads", "Locking"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CSQLitePageCache", "CLibPQ", "COpenSSLSetup", "WorkerThreads", "Locking"]),
         .target(name: "AppleID", dependencies: ["JSON", "JOSE", "Locking"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache", "Locking"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.
@@ -59,6 +61,8 @@ let package = Package(
         // Test helpers: a raw HTTP client, server launchers, child processes, HTML checks through libxml2.
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),
         .target(name: "CChildProcess"),
+        // Exits while threads sign and verify (JOSETests.ExitWhileBusy).
+        .executableTarget(name: "jose-exit-check", dependencies: ["JOSE"], path: "Tests/JOSEExitCheck"),
         .target(name: "TestSupport", dependencies: ["CHTMLQuery", "CChildProcess"]),
 
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),

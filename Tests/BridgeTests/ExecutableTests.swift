@@ -7,15 +7,7 @@ import TestSupport
 
 /// The built `apple-signin-bridge` binary, beside the test bundle in the build folder.
 func executablePath() throws -> String {
-    var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    while url.path != "/" {
-        let candidate = url.appendingPathComponent("apple-signin-bridge").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        url.deleteLastPathComponent()
-    }
-    let fallback = packageRoot + "/.build/debug/apple-signin-bridge"
-    guard FileManager.default.isExecutableFile(atPath: fallback) else { throw TestFailure("apple-signin-bridge is not built") }
-    return fallback
+    try builtExecutable(named: "apple-signin-bridge")
 }
 
 /// Runs the executable with exactly `environment`, returning exit status and both outputs.
