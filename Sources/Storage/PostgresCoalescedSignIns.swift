@@ -23,6 +23,8 @@ struct PostgresCoalescedSignIns {
     private var tokens: [Recorder.Statement] = []
     private var members: [Recorder.Statement] = []
     private var sessions: [Recorder.Statement] = []
+    /// Each member lookup's place in `members`, by its key (no two are alike): its rows go to its own decoder.
+    private var memberIndex: [MemberKey: Int] = [:]
     /// Each kind's values as the arrays its statement binds, made once the batch qualified.
     private var bound: (attempts: [SQLValue], tokens: [SQLValue], members: [SQLValue], sessions: [SQLValue]) = ([], [], [], [])
     private let recorder: Recorder
@@ -52,7 +54,7 @@ struct PostgresCoalescedSignIns {
     private mutating func sort(_ statements: [Recorder.Statement], jobs: Int) -> Bool {
         var lastKind = [Recorder.Kind?](repeating: nil, count: jobs)
         var memberOfJob = [MemberKey?](repeating: nil, count: jobs)
-        var states = Set<String>(), tokenHashes = Set<String>(), memberKeys = Set<MemberKey>(), sessionIDs = Set<String>()
+        var states = Set<String>(), tokenHashes = Set<String>(), sessionIDs = Set<String>()
         for statement in statements {
             if let last = lastKind[statement.job], last > statement.kind { return false }
             lastKind[statement.job] = statement.kind
@@ -67,7 +69,7 @@ struct PostgresCoalescedSignIns {
                 tokens.append(statement)
             case .member:
                 guard memberOfJob[statement.job] == nil, let key = MemberKey(statement.values[0], statement.values[1]),
-                      memberKeys.insert(key).inserted else { return false }
+                      memberIndex.updateValue(members.count, forKey: key) == nil else { return false }
                 memberOfJob[statement.job] = key
                 members.append(statement)
             case .session:
@@ -104,15 +106,12 @@ struct PostgresCoalescedSignIns {
                              requiring: ChangeRequirement(rows: tokens.count, refusal: NotAsAlone()))
         }
         if !members.isEmpty {
-            // Each member's row goes to its own statement's decoder, found by its key (no two are alike).
-            var byKey: [MemberKey: Recorder.Statement] = [:]
-            for member in members { if let key = MemberKey(member.values[0], member.values[1]) { byKey[key] = member } }
             try session.query(Self.findOrInsertMembers, bound.members, { row in
                 let key = MemberKey(provider: try row.requiredText("provider"), subject: try row.requiredText("provider_user_id"))
-                guard let member = byKey[key] else {
+                guard let index = memberIndex[key] else {
                     throw StoreError.database("a coalesced sign-in's member row matches no sign-in")
                 }
-                try member.take!(row)
+                try members[index].take!(row)
             }, finishing: { _ in })
         }
         if !sessions.isEmpty {

@@ -48,9 +48,8 @@ extension SQLValue {
             let lengthAt = buffer.count
             append(-1)
             guard value.appendBinary(to: &buffer) else { continue }
-            let length = Int32(buffer.count - lengthAt - 4).bigEndian
-            withUnsafeBytes(of: length) { bytes in
-                for (offset, byte) in bytes.enumerated() { buffer[lengthAt + offset] = byte }
+            withUnsafeBytes(of: Int32(buffer.count - lengthAt - 4).bigEndian) {
+                buffer.replaceSubrange(lengthAt..<lengthAt + 4, with: $0)
             }
         }
     }
