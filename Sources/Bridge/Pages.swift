@@ -170,6 +170,8 @@ extension Pages {
         // The switch's links only work where LanguageSelection reads `?lang=`, which is what sets PageLanguage.
         if Self.languageSwitchPages.contains(name), catalogs.languages.count > 1, PageLanguage.current != nil {
             var path = "/" + name
+            // A page shown at another path (the login page of an OpenID client's authorization).
+            if case .string(let shownAt)? = given["languagePath"] { path = shownAt }
             // A query the page must keep across the switch (the login page's allowed return_to).
             if case .string(let query)? = given["languageQuery"], !query.isEmpty { path += "?" + query + "&" } else { path += "?" }
             context["languageLinks"] = languageLinks(path: path, current: language)

@@ -11,9 +11,12 @@ public struct OpenIDClient: Sendable, Equatable {
     /// The operator's own app: its tokens may do what the JSON API's tokens do (delete the member's account).
     /// Any other client's tokens do only what their scopes grant.
     public var isFirstParty: Bool
+    /// Where RP-Initiated Logout may send the browser after signing it out (`post_logout_redirect_uris`).
+    public var postLogoutRedirectURIs: [String]
 
     public init(clientID: String, name: String, redirectURIs: [String], secretSHA256: [UInt8]? = nil,
-                isFirstParty: Bool = false) {
+                isFirstParty: Bool = false, postLogoutRedirectURIs: [String] = []) {
+        self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.clientID = clientID
         self.name = name
         self.redirectURIs = redirectURIs
@@ -25,6 +28,11 @@ public struct OpenIDClient: Sendable, Equatable {
 
     public func allowsRedirect(to uri: String) -> Bool {
         redirectURIs.contains { RedirectURI.matches(uri, registered: $0) }
+    }
+
+    /// RP-Initiated Logout 1.0 §3: the URI must be one registered, exactly (byte for byte).
+    public func allowsPostLogoutRedirect(to uri: String) -> Bool {
+        postLogoutRedirectURIs.contains { Array($0.utf8) == Array(uri.utf8) }
     }
 
     public func secretMatches(_ secret: String) -> Bool {
@@ -40,7 +48,8 @@ public struct ClientRegistryError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The clients from the BRIDGE_CLIENTS_FILE JSON: a list of
-/// `{"client_id", "name", "redirect_uris": [...], "client_secret_sha256"?: hex, "first_party"?: bool}`.
+/// `{"client_id", "name", "redirect_uris": [...], "client_secret_sha256"?: hex, "first_party"?: bool,
+/// "post_logout_redirect_uris"?: [...]}`.
 public struct ClientRegistry: Sendable {
     public let clients: [String: OpenIDClient]
 
@@ -75,7 +84,8 @@ public struct ClientRegistry: Sendable {
             throw ClientRegistryError("client #\(index + 1): client_id must be 1-100 printable ASCII characters without spaces or ':'")
         }
         func refuse(_ reason: String) -> ClientRegistryError { ClientRegistryError("client \"\(clientID)\": \(reason)") }
-        let known: Set<String> = ["client_id", "name", "redirect_uris", "client_secret_sha256", "first_party"]
+        let known: Set<String> = ["client_id", "name", "redirect_uris", "client_secret_sha256", "first_party",
+                                  "post_logout_redirect_uris"]
         if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) { throw refuse("unknown field \"\(unknown)\"") }
         guard let name = fields["name"]?.stringValue, !name.isEmpty, name.count <= 100 else {
             throw refuse("name must be a text of 1-100 characters")
@@ -83,11 +93,12 @@ public struct ClientRegistry: Sendable {
         guard let list = fields["redirect_uris"]?.arrayValue, !list.isEmpty else {
             throw refuse("redirect_uris must be a non-empty list")
         }
-        var redirectURIs: [String] = []
-        for value in list {
-            guard let uri = value.stringValue else { throw refuse("redirect_uris must hold texts") }
-            if let problem = RedirectURI.problem(uri) { throw refuse("redirect URI \"\(uri.prefix(200))\" \(problem)") }
-            redirectURIs.append(uri)
+        let redirectURIs = try redirectURIList(list, field: "redirect_uris", label: "redirect URI", refuse: refuse)
+        var postLogoutRedirectURIs: [String] = []
+        if let value = fields["post_logout_redirect_uris"] {
+            guard let list = value.arrayValue else { throw refuse("post_logout_redirect_uris must be a list") }
+            postLogoutRedirectURIs = try redirectURIList(list, field: "post_logout_redirect_uris", label: "post-logout redirect URI",
+                                                         refuse: refuse)
         }
         var secret: [UInt8]?
         if let value = fields["client_secret_sha256"] {
@@ -102,7 +113,20 @@ public struct ClientRegistry: Sendable {
             isFirstParty = flag
         }
         return OpenIDClient(clientID: clientID, name: name, redirectURIs: redirectURIs, secretSHA256: secret,
-                            isFirstParty: isFirstParty)
+                            isFirstParty: isFirstParty, postLogoutRedirectURIs: postLogoutRedirectURIs)
+    }
+
+    private static func redirectURIList(_ list: [JSONValue], field: String, label: String,
+                                        refuse: (String) -> ClientRegistryError)
+        throws(ClientRegistryError) -> [String]
+    {
+        var uris: [String] = []
+        for value in list {
+            guard let uri = value.stringValue else { throw refuse("\(field) must hold texts") }
+            if let problem = RedirectURI.problem(uri) { throw refuse("\(label) \"\(uri.prefix(200))\" \(problem)") }
+            uris.append(uri)
+        }
+        return uris
     }
 
     static func isClientID(_ id: String) -> Bool {

@@ -1,5 +1,9 @@
 import JSON
 
+enum ResponseModes {
+    static let supported = [ResponseMode.query.rawValue, ResponseMode.formPost.rawValue]
+}
+
 /// The endpoint paths, and the discovery document that lists them (OpenID Connect Discovery 1.0).
 public enum ProviderEndpoints {
     public static let discovery = "/.well-known/openid-configuration"
@@ -8,6 +12,8 @@ public enum ProviderEndpoints {
     public static let userinfo = "/oauth/userinfo"
     public static let revocation = "/oauth/revoke"
     public static let jwks = "/oauth/jwks"
+    /// RP-Initiated Logout 1.0.
+    public static let endSession = "/oauth/logout"
 
     public static let claims = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "email",
                                 "email_verified", "is_private_email", "name", "apple_sub"]
@@ -22,8 +28,10 @@ public enum ProviderEndpoints {
             "userinfo_endpoint": .string(issuer + userinfo),
             "revocation_endpoint": .string(issuer + revocation),
             "jwks_uri": .string(issuer + jwks),
+            "end_session_endpoint": .string(issuer + endSession),
             "response_types_supported": strings(["code"]),
-            "response_modes_supported": strings(["query"]),
+            "response_modes_supported": strings(ResponseModes.supported),
+            "prompt_values_supported": strings(["none", "login", "consent", "select_account"]),
             "grant_types_supported": strings(["authorization_code", "refresh_token"]),
             "subject_types_supported": strings(["public"]),
             "id_token_signing_alg_values_supported": strings(["RS256"]),

@@ -41,7 +41,7 @@ public struct TokenSubject: Sendable, Equatable {
             claims["email_verified"] = .bool(emailVerified)
             claims["is_private_email"] = .bool(isPrivateEmail)
         }
-        if scopes.contains("name"), let name { claims["name"] = .string(name) }
+        if Scopes.grantsName(scopes), let name { claims["name"] = .string(name) }
         return claims
     }
 }
@@ -119,5 +119,31 @@ extension ProviderTokens {
         let scopes = (claims["scope"]?.stringValue ?? "").split(separator: " ").map(String.init)
         return AccessTokenClaims(memberID: memberID, sessionIDHash: session, clientID: claims["client_id"]?.stringValue ?? "",
                                  scopes: scopes, expiresAt: Date(timeIntervalSince1970: expiry))
+    }
+}
+
+/// Who an `id_token_hint` names: an ID token this issuer signed (with a key still published), expired or not
+/// (OpenID Connect Core 3.1.2.1: the hint may have expired; RP-Initiated Logout 1.0 §2 likewise).
+public struct IDTokenHint: Sendable, Equatable {
+    public var memberID: Int64
+    /// `aud`: the client it was issued to.
+    public var audience: String
+}
+
+extension ProviderTokens {
+    /// The subject and client of an ID token of this issuer; nil for anything else (an access token, another
+    /// issuer's token, a key no longer published, a signature that does not verify).
+    public func idTokenHint(_ token: String, publicKey: (String) -> RSAPublicKey?) -> IDTokenHint? {
+        guard let jws = try? CompactJWS(parsing: token, maxLength: 8192),
+              (try? jws.requireAlgorithm(in: [.RS256])) != nil,
+              jws.headerValue("typ")?.stringValue?.lowercased() != Self.accessTokenType,
+              let keyID = jws.keyID, let key = publicKey(keyID),
+              key.verifyRS256(signature: jws.signature, message: jws.signingInput),
+              let claims = try? jws.claims(),
+              let issuer = claims["iss"]?.stringValue, Array(issuer.utf8) == Array(self.issuer.utf8),
+              let subject = claims["sub"]?.stringValue, let memberID = Int64(subject),
+              let audience = claims["aud"]?.stringValue
+        else { return nil }
+        return IDTokenHint(memberID: memberID, audience: audience)
     }
 }

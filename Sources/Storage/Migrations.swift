@@ -262,6 +262,11 @@ enum Migrations {
         // always have (its BINARY collation). The indexes are rebuilt, not the tables; on a large database the
         // upgrade holds these tables locked while it runs.
         Migration(version: 13, only: .postgres, sql: byteOrderedKeys),
+        // How an OpenID client's authorization is answered once its sign-in finishes: in the redirect URI's query,
+        // or by a form the browser posts there (OAuth 2.0 Form Post Response Mode). Those started before are query.
+        Migration(version: 15) { _ in
+            "ALTER TABLE provider_authorizations ADD COLUMN response_mode TEXT NOT NULL DEFAULT 'query'"
+        },
     ]
 
     /// The TEXT columns of keys and indexes, by table; new ones are declared `COLLATE "C"` on PostgreSQL

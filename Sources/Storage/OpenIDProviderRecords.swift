@@ -30,9 +30,12 @@ public struct ProviderAuthorization: Sendable, Equatable {
     public var codeChallenge: String?
     public var scope: String
     public var createdAt: Date
+    /// How the answer reaches the redirect URI: `query` or `form_post`.
+    public var responseMode: String
 
     public init(stateHash: String, clientID: String, redirectURI: String, clientState: String?, nonce: String?,
-                codeChallenge: String?, scope: String, createdAt: Date) {
+                codeChallenge: String?, scope: String, createdAt: Date, responseMode: String = "query") {
+        self.responseMode = responseMode
         self.stateHash = stateHash
         self.clientID = clientID
         self.redirectURI = redirectURI

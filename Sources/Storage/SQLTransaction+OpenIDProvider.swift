@@ -25,11 +25,12 @@ extension SQLTransaction {
     func insertProviderAuthorization(_ authorization: ProviderAuthorization) throws {
         try run("""
             INSERT INTO provider_authorizations (state_hash, client_id, redirect_uri, client_state, nonce, code_challenge,
-                                                 scope, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                                                 scope, created_at, response_mode)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             """, [.text(authorization.stateHash), .text(authorization.clientID), .text(authorization.redirectURI),
                   .optionalText(authorization.clientState), .optionalText(authorization.nonce),
-                  .optionalText(authorization.codeChallenge), .text(authorization.scope), .date(authorization.createdAt)])
+                  .optionalText(authorization.codeChallenge), .text(authorization.scope), .date(authorization.createdAt),
+                  .text(authorization.responseMode)])
     }
 
     func providerAuthorization(stateHash: String) throws -> ProviderAuthorization? {

@@ -29,11 +29,13 @@ extension TableMapping where Model == LoginAttempt {
 extension TableMapping where Model == ProviderAuthorization {
     package static let providerAuthorizations = TableMapping(table: "provider_authorizations", columns: [
         "state_hash", "client_id", "redirect_uri", "client_state", "nonce", "code_challenge", "scope", "created_at",
+        "response_mode",
     ]) { row in
         ProviderAuthorization(stateHash: try row.requiredText("state_hash"), clientID: try row.requiredText("client_id"),
                               redirectURI: try row.requiredText("redirect_uri"), clientState: try row.text("client_state"),
                               nonce: try row.text("nonce"), codeChallenge: try row.text("code_challenge"),
-                              scope: try row.requiredText("scope"), createdAt: try row.date("created_at"))
+                              scope: try row.requiredText("scope"), createdAt: try row.date("created_at"),
+                              responseMode: try row.requiredText("response_mode"))
     }
 }
 

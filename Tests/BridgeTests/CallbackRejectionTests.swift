@@ -202,9 +202,33 @@ struct CallbackRejectionTests {
         let browser = TestBrowser(harness)
         let fields = try browser.authorizeAtApple(try browser.openLogin())
         #expect(try browser.post("/apple_redirect", form: fields).status == 303)
-        let replay = try browser.post("/apple_redirect", form: fields.replacing("id_token", with: "this-is-not-a-token"))
+        let elsewhere = TestBrowser(harness)
+        for (name, cookie) in browser.cookies where name.hasPrefix("asb_bind_") { elsewhere.set(name, cookie) }
+        let replay = try elsewhere.post("/apple_redirect", form: fields.replacing("id_token", with: "this-is-not-a-token"))
         #expect(replay.status == 400)
         #expect(HTMLDocument(replay.text).text.contains("already used"))
+    }
+
+    @Test("posted again by the browser it signed in (back button, second tap), a callback lands where the first did and writes nothing; without that browser's session it is refused as used")
+    func repeatedPostLands() throws {
+        let harness = try BridgeHarness(["BRIDGE_RETURN_URLS": "https://app.example.com/*"])
+        let browser = TestBrowser(harness)
+        let fields = try browser.authorizeAtApple(try browser.openLogin("/login?return_to=https%3A%2F%2Fapp.example.com%2Forders"))
+        let first = try browser.post("/apple_redirect", form: fields)
+        #expect(first.status == 303 && first.header("Location") == "https://app.example.com/orders")
+        let again = try browser.post("/apple_redirect", form: fields)
+        #expect(again.status == 303 && again.header("Location") == "https://app.example.com/orders")
+        #expect(again.setCookieHeader("asb_session") == nil)
+        // A token that would not verify is not looked at: nothing of the repeat is used.
+        let garbled = try browser.post("/apple_redirect", form: fields.replacing("id_token", with: "not-a-token"))
+        #expect(garbled.status == 303)
+        let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics").text
+        #expect(metrics.split(separator: "\n").contains("bridge_sign_ins_total{flow=\"web\"} 1"))
+        #expect(try harness.userCount() == 1)
+        // Signed out meanwhile: the repeat is the used sign-in it is.
+        browser.forget("asb_session")
+        let signedOut = try browser.post("/apple_redirect", form: fields)
+        #expect(signedOut.status == 400 && HTMLDocument(signedOut.text).text.contains("already used"))
     }
 
     @Test("concurrent posts of one callback: exactly one session")

@@ -220,8 +220,10 @@ final class TestBrowser {
         return response
     }
 
-    func openLogin(_ path: String = "/login") throws -> LoginPage {
-        let response = try get(path)
+    func openLogin(_ path: String = "/login") throws -> LoginPage { try loginPage(try get(path)) }
+
+    /// The login page `response` shows.
+    func loginPage(_ response: RawHTTPResponse) throws -> LoginPage {
         let document = HTMLDocument(response.text)
         guard response.status == 200, let link = document.first("//a[@id='apple-signin']"),
               let href = link.attributes["href"], let state = link.attributes["data-state"],

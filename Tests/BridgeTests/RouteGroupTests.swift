@@ -84,8 +84,11 @@ struct RouteGroupTests {
         let wrongMethod = try RawHTTPClient.request(port: harness.port, method: "DELETE", path: "/login")
         #expect(wrongMethod.status == 405 && wrongMethod.header("Content-Type")?.hasPrefix("text/html") == true)
         #expect(wrongMethod.header("Allow") != nil)
-        let authorize = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/oauth/authorize")
+        let authorize = try RawHTTPClient.request(port: harness.port, method: "PUT", path: "/oauth/authorize")
         #expect(authorize.status == 405 && authorize.header("Content-Type")?.hasPrefix("text/html") == true)
+        let notAForm = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/oauth/authorize",
+                                                 headers: [("Content-Type", "application/json")], body: "{}")
+        #expect(notAForm.status == 415 && notAForm.header("Content-Type")?.hasPrefix("text/html") == true)
         let tooLarge = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
                                                  headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                  body: "state=" + String(repeating: "a", count: 70_000))
@@ -136,7 +139,7 @@ struct RouteGroupTests {
         for registration in harness.app.routes.router.registrations where registration.group === api && registration.method != "OPTIONS" {
             methods[registration.path, default: []].insert(registration.method)
         }
-        #expect(Set(methods.keys) == ["/api/auth/nonce", "/api/auth/apple", "/api/auth/refresh", "/api/auth/logout", "/api/me"])
+        #expect(Set(methods.keys) == ["/api/auth/nonce", "/api/auth/apple", "/api/auth/apple-login", "/api/auth/refresh", "/api/auth/logout", "/api/me"])
         #expect(methods["/api/me"] == ["GET", "DELETE"])
         func preflight(_ path: String, _ method: String) throws -> RawHTTPResponse {
             try RawHTTPClient.request(port: harness.port, method: "OPTIONS", path: path,

@@ -19,17 +19,27 @@ struct SealedLoginStateTests {
     func roundTrip() throws {
         let state = try sealed()
         let opened = try #require(sealer.open(state, stateDigest: SecretTokens.digest(state)))
-        #expect(opened == LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: bindingHash,
+        #expect(opened.kind == .web)
+        #expect(opened.attempt == LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: bindingHash,
                                        createdAt: createdAt, expiresAt: createdAt + 600, consumedAt: nil))
         // Whole seconds, as the database keeps them.
         let fractional = try sealer.seal(nonce: nonce, bindingHash: bindingHash, createdAt: createdAt + 0.75,
                                          expiresAt: createdAt + 600.75)
-        #expect(sealer.open(fractional, stateDigest: "d")?.expiresAt == createdAt + 600)
+        #expect(sealer.open(fractional, stateDigest: "d")?.attempt.expiresAt == createdAt + 600)
     }
 
-    @Test("a state is 118 characters: its SHA-256, the attempt's key, is two blocks")
+    @Test("an OpenID client's attempt opens as one, so its authorization is looked up rather than taken for a web sign-in")
+    func providerKind() throws {
+        let state = try sealer.seal(nonce: nonce, bindingHash: bindingHash, createdAt: createdAt, expiresAt: createdAt + 600,
+                                    kind: .provider)
+        let opened = try #require(sealer.open(state, stateDigest: "d"))
+        #expect(opened.kind == .provider)
+        #expect(opened.attempt.bindingHash == bindingHash)
+    }
+
+    @Test("a state is 119 characters: its SHA-256, the attempt's key, is two blocks")
     func length() throws {
-        #expect(try sealed().utf8.count == 118)
+        #expect(try sealed().utf8.count == 119)
     }
 
     @Test("states of attempts with different nonces differ, and are URL-safe")

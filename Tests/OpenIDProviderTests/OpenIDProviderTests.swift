@@ -88,7 +88,14 @@ struct OpenIDProviderTests {
         (["code_challenge_method": nil], "invalid_request"),
         (["code_challenge": nil, "code_challenge_method": nil], "invalid_request"),
         (["code_challenge": "too-short"], "invalid_request"),
-        (["prompt": "none"], "login_required"),
+        (["prompt": "none"], nil),
+        (["prompt": "login consent"], nil),
+        (["prompt": "none login"], "invalid_request"),
+        (["max_age": "300"], nil),
+        (["max_age": "-1"], "invalid_request"),
+        (["max_age": "soon"], "invalid_request"),
+        (["response_mode": "form_post"], nil),
+        (["response_mode": "fragment"], "invalid_request"),
     ] as [([String: String?], String?)])
     func authorization(overrides: [String: String?], expected: String?) {
         let outcome: String?

@@ -35,6 +35,9 @@ public struct BridgeConfiguration: Sendable {
     public var useJSPopup: Bool
     /// Refuse identity tokens without a `nonce` claim on every path (APPLE_REQUIRE_NONCE).
     public var requireNonce: Bool
+    /// APPLE_ACCEPT_UNSENT_NONCE: a JSON-API token carrying a nonce the app made and did not send is accepted, as
+    /// not nonce-verified (apps that hash a nonce into the request and forget it).
+    public var acceptUnsentNonce: Bool
     /// Peers whose `X-Forwarded-For` is believed (BRIDGE_TRUSTED_PROXIES): reverse proxies in front of the service.
     var trustedProxies: [AddressRange]
     /// The Bearer token `GET /metrics` requires (BRIDGE_METRICS_TOKEN); nil leaves it open.
@@ -74,7 +77,7 @@ public struct BridgeConfiguration: Sendable {
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_DATABASE_POOL_SIZE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
-        "APPLE_JS_POPUP", "APPLE_REQUIRE_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
+        "APPLE_JS_POPUP", "APPLE_REQUIRE_NONCE", "APPLE_ACCEPT_UNSENT_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
         "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE", "APPLE_MAX_CALLS_IN_FLIGHT",
     ] + SiteSettings.keys
 
@@ -111,6 +114,7 @@ public struct BridgeConfiguration: Sendable {
             throw ConfigurationError("APPLE_JS_POPUP", "is 1 but APPLE_JS_SDK is not: the popup is a mode of Apple's JS SDK, so set APPLE_JS_SDK=1 too")
         }
         requireNonce = try Self.flag(values, "APPLE_REQUIRE_NONCE")
+        acceptUnsentNonce = try Self.flag(values, "APPLE_ACCEPT_UNSENT_NONCE")
         trustedProxies = try Self.trustedProxies(settings)
         metricsToken = try Self.metricsToken(settings)
         corsOrigins = try Self.corsOrigins(settings)

@@ -57,35 +57,39 @@ public enum CompositionRoot {
         let recentAttempts = RecentLoginAttempts()
         let sealedStates = SealedLoginState(key: secrets.loginStateKey)
         let attemptLookups = AttemptLookups()
-        let login = LoginPage(configuration: configuration, store: store, clock: clock, pages: pages, rateLimit: rateLimit,
-                              metrics: metrics, returnDestination: returnDestination, recentAttempts: recentAttempts,
-                              sealedStates: sealedStates)
+        let login = LoginPage(configuration: configuration, pages: pages, metrics: metrics, returnDestination: returnDestination,
+                              attempts: LoginAttemptStarter(store: store, rateLimit: rateLimit, recentAttempts: recentAttempts,
+                                                            sealedStates: sealedStates))
+        let idTokens = ProviderTokens(issuer: configuration.publicURL)
         let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: store, clock: clock,
-                                                              login: login, rateLimit: rateLimit, pages: pages,
+                                                              login: login, pages: pages, idTokens: idTokens, keys: providerKeys,
                                                               metrics: metrics, logger: logger)
+        let landing = SignedInLanding(sessions: sessions, returnDestination: returnDestination,
+                                      afterSignInURL: configuration.site.afterSignInURL)
         let clients = ProviderClientAuthentication(clients: configuration.clients)
         let endpoints = Endpoints(
             login: login,
             appleRedirect: AppleRedirect(
                 store: store, recentAttempts: recentAttempts, sealedStates: sealedStates, lookups: attemptLookups,
-                clock: clock, signIn: signIn,
-                landing: SignedInLanding(sessions: sessions, returnDestination: returnDestination,
-                                         afterSignInURL: configuration.site.afterSignInURL),
-                pages: pages, metrics: metrics, logger: logger, provider: providerAuthorization),
+                clock: clock, signIn: signIn, landing: landing, pages: pages, metrics: metrics, logger: logger,
+                provider: providerAuthorization, again: RepeatedCallback(sessions: sessions, landing: landing)),
             sessionPages: SessionPages(store: store, cookieNames: configuration.cookieNames, pages: pages,
                                        accountDeletion: accountDeletion, logger: logger),
-            nativeAPI: NativeAPI(store: store, clock: clock, signIn: signIn, sessionIssuer: sessionIssuer,
+            nativeAPI: NativeAPI(store: store, clock: clock, signIn: signIn, acceptUnsentNonce: configuration.acceptUnsentNonce,
+                                 sessionIssuer: sessionIssuer,
                                  accessTokens: accessTokens, accountDeletion: accountDeletion, metrics: metrics, logger: logger),
             appleNotifications: AppleNotifications(verifier: apple.notifications, store: store, clock: clock,
                                                    metrics: metrics, logger: logger),
             staticFiles: try StaticFiles(directory: publicDirectory),
             providerAuthorization: providerAuthorization,
             providerTokens: ProviderTokenEndpoint(store: store, clock: clock, clientAuthentication: clients,
-                                                  accessTokens: accessTokens, idTokens: ProviderTokens(issuer: configuration.publicURL),
+                                                  accessTokens: accessTokens, idTokens: idTokens,
                                                   keys: providerKeys, sessionIssuer: sessionIssuer, rateLimit: rateLimit,
                                                   metrics: metrics, logger: logger),
             providerUserinfo: ProviderUserinfo(store: store, clock: clock, accessTokens: accessTokens,
-                                               clientAuthentication: clients, logger: logger))
+                                               clientAuthentication: clients, logger: logger),
+            providerLogout: ProviderLogout(configuration: configuration, store: store, sessions: sessions, idTokens: idTokens,
+                                           keys: providerKeys, pages: pages, logger: logger))
 
         // The route groups: the paths each owns, its error shape, session and CSRF, rate limit, Bearer
         // authentication, CORS.

@@ -2,12 +2,14 @@ import AppleID
 import Foundation
 import HTTPServer
 import JOSE
+import Mustache
 import OpenIDProvider
 import Storage
 
-/// The authorization endpoint and its end: checks a relying party's request, starts the Apple sign-in exactly as
-/// `/login` does (a login attempt bound to this browser, with the request kept beside it in the database), and once
-/// Apple's answer verified sends the browser back to the client with a single-use code.
+/// The authorization endpoint and its end. A relying party's request is checked; a browser whose session may be used
+/// gets its code at once (single sign-on), and any other is shown the bridge's own login page, whose login attempt
+/// keeps the request beside it in the database; once Apple's answer is verified the browser goes back to the client
+/// with a single-use code, in the redirect URI's query or as a form posted there.
 struct ProviderAuthorizationFlow: Sendable {
     static let codeLifetime: TimeInterval = 60
 
@@ -15,86 +17,119 @@ struct ProviderAuthorizationFlow: Sendable {
     let store: any Store
     let clock: WallClock
     let login: LoginPage
-    let rateLimit: SignInRateLimit
     let pages: Pages
+    let idTokens: ProviderTokens
+    let keys: ProviderKeyRing
     let metrics: Metrics
     let logger: Logger
 
-    /// `GET /oauth/authorize`. The rate limit's bucket and the login attempt are written in one transaction, and the
-    /// listener thread serves other connections while it waits for its commit.
-    func authorize(_ request: Request) throws -> Response {
+    /// `GET` and `POST /oauth/authorize` (OpenID Connect Core 3.1.2.1 takes both; a POST's parameters are its form).
+    func authorize(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
+        let parameters = try Self.parameters(of: request)
         let authorization: AuthorizationRequest
         do {
-            authorization = try AuthorizationRequest.validate({ request.query[$0] }, repeated: request.query.repeatedNames,
+            authorization = try AuthorizationRequest.validate({ parameters[$0] }, repeated: parameters.repeatedNames,
                                                              clients: configuration.clients)
         } catch let .redirect(error, description, redirectURI, state) {
             metrics.increment("bridge_oidc_authorize_refusals_total", ["error": error])
-            return redirect(to: redirectURI, ["error": error, "error_description": description], state: state)
+            return answer(to: redirectURI, mode: ResponseMode.requested { parameters[$0] },
+                          ["error": error, "error_description": description], state: state)
         } catch {
             metrics.increment("bridge_oidc_authorize_refusals_total", ["error": "invalid_client_or_redirect_uri"])
             return pages.error(status: 400, heading: "This sign-in link is not valid",
                                message: Self.wording(error), retryURL: nil)
         }
-        guard let servicesID = configuration.servicesID else {
-            return redirect(to: authorization.redirectURI, ["error": "temporarily_unavailable",
-                                                            "error_description": "Sign in with Apple is not configured for the web"],
-                            state: authorization.state)
+        func refuse(_ error: String, _ description: String) -> Response {
+            metrics.increment("bridge_oidc_authorize_refusals_total", ["error": error])
+            return answer(to: authorization, ["error": error, "error_description": description])
         }
-        return try startAppleSignIn(request, authorization, servicesID: servicesID)
+        guard login.isConfigured else {
+            return refuse("temporarily_unavailable", "Sign in with Apple is not configured for the web")
+        }
+        var hint: IDTokenHint?
+        if let token = authorization.idTokenHint {
+            hint = idTokens.idTokenHint(token, publicKey: keys.publicKey)
+            if hint == nil { return refuse("invalid_request", "id_token_hint is not an ID token this provider issued") }
+        }
+        if let visit, let session = usableSession(visit, for: authorization, hint: hint) {
+            return try handOver(request, authorization, to: session)
+        }
+        if authorization.prompt.contains(.none) {
+            return refuse("login_required", "the person must sign in first")
+        }
+        metrics.increment("bridge_oidc_authorizations_started_total", ["client_id": authorization.client.clientID])
+        let languageQuery = FormFields(parameters.pairs.filter { !$0.name.utf8.elementsEqual("lang".utf8) }).urlEncoded
+        return try login.show(request, for: { stateDigest, now in
+            ProviderAuthorization(stateHash: stateDigest, clientID: authorization.client.clientID,
+                                  redirectURI: authorization.redirectURI, clientState: authorization.state,
+                                  nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
+                                  scope: authorization.scopes.joined(separator: " "), createdAt: now,
+                                  responseMode: authorization.responseMode.rawValue)
+        }, languageQuery: languageQuery, clientRedirectURI: authorization.redirectURI)
     }
 
-    private func startAppleSignIn(_ request: Request, _ authorization: AuthorizationRequest,
-                                  servicesID: String) throws -> Response {
-        let now = clock.now
-        let (state, nonce, binding) = (SecretTokens.random(), SecretTokens.random(), SecretTokens.random())
-        let stateHash = SecretTokens.digest(state)
-        let admission = rateLimit.admission(of: request)
-        let attempt = LoginAttempt(state: stateHash, nonce: nonce, bindingHash: SecretTokens.digest(binding), createdAt: now,
-                                   expiresAt: now.addingTimeInterval(LoginPage.attemptLifetime), consumedAt: nil)
-        let providerAuthorization = ProviderAuthorization(
-            stateHash: stateHash, clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
+    /// The query of a GET, the form of a POST (a POST whose body is not a form is refused as a page).
+    static func parameters(of request: Request) throws -> FormFields {
+        guard request.method.utf8.elementsEqual("POST".utf8) else { return request.query }
+        guard let form = request.formBody else {
+            throw HTTPError(415, "An authorization request must be sent as a form (application/x-www-form-urlencoded).")
+        }
+        return form
+    }
+
+    /// The visit's session, when this request may use it instead of a new sign-in: not `prompt=login`, not older
+    /// than `max_age`, and the member `id_token_hint` names, if any.
+    func usableSession(_ visit: SignedInVisit, for authorization: AuthorizationRequest, hint: IDTokenHint?) -> SignedInVisit? {
+        if authorization.prompt.contains(.login) { return nil }
+        if let maxAge = authorization.maxAge, clock.now.timeIntervalSince(visit.session.createdAt) > TimeInterval(maxAge) {
+            return nil
+        }
+        if let hint, hint.memberID != visit.user.id { return nil }
+        return visit
+    }
+
+    /// Single sign-on: a code for the signed-in member, whose `auth_time` is when the session began.
+    func handOver(_ request: Request, _ authorization: AuthorizationRequest, to visit: SignedInVisit) throws -> Response {
+        let stored = ProviderAuthorization(
+            stateHash: "", clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
             clientState: authorization.state, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
-            scope: authorization.scopes.joined(separator: " "), createdAt: now)
-        return try request.answer(afterWriting: { transaction in
-            try admission.admit(in: transaction)
-            try transaction.insertLoginAttempt(attempt)
-            try transaction.insertProviderAuthorization(providerAuthorization)
-        }, to: store) { [self] in
-            login.recentAttempts.remember(attempt, authorization: providerAuthorization)
-            var response = Response.redirect(to: login.authorizeURL(state: state, nonce: nonce, clientID: servicesID))
-            // The same binding cookie as /login sets: Apple's form_post must come back in this browser.
-            response.setCookie(LoginPage.bindingCookie(configuration.cookieNames, state: state, binding: binding))
-            response.headers.set("Cache-Control", "no-store")
-            metrics.increment("bridge_oidc_authorizations_started_total", ["client_id": authorization.client.clientID])
-            return response
+            scope: authorization.scopes.joined(separator: " "), createdAt: clock.now,
+            responseMode: authorization.responseMode.rawValue)
+        let issued = issueCode(for: stored, authTime: visit.session.createdAt)
+        let user = visit.user
+        metrics.increment("bridge_oidc_single_sign_ons_total", ["client_id": authorization.client.clientID])
+        return try request.answer(afterWriting: { try issued.store($0, user) }, to: store) { [self] in
+            handOver(issued, userID: user.id)
         }
     }
 
     /// The single-use code an OpenID client's sign-in hands back: `store` is written inside the sign-in's own
-    /// transaction (`SignInRequest.alongside`), and `redirect` sends the browser back to the client once it committed.
+    /// transaction (`SignInRequest.alongside`), or alone for a session's code, and `handOver` sends the browser back
+    /// to the client once it committed.
     struct IssuedCode: Sendable {
         let code: String
         let authorization: ProviderAuthorization
         let store: @Sendable (any StoreTransaction, User) throws -> Void
     }
 
-    func issueCode(for authorization: ProviderAuthorization) -> IssuedCode {
+    /// `authTime`: when the member signed in (now, for a code its sign-in issues).
+    func issueCode(for authorization: ProviderAuthorization, authTime: Date? = nil) -> IssuedCode {
         let now = clock.now
         let code = SecretTokens.random()
         return IssuedCode(code: code, authorization: authorization) { transaction, user in
             try transaction.insertAuthorizationCode(AuthorizationCodeRecord(
                 codeHash: SecretTokens.digest(code), clientID: authorization.clientID, redirectURI: authorization.redirectURI,
                 codeChallenge: authorization.codeChallenge, scope: authorization.scope, nonce: authorization.nonce,
-                userID: user.id, authTime: now, createdAt: now, expiresAt: now.addingTimeInterval(Self.codeLifetime)))
+                userID: user.id, authTime: authTime ?? now, createdAt: now, expiresAt: now.addingTimeInterval(Self.codeLifetime)))
         }
     }
 
-    /// The redirect that hands the client its code, once the sign-in that stored it committed.
-    func redirect(handingOver issued: IssuedCode, userID: Int64) -> Response {
+    /// The answer that hands the client its code, once the write that stored it committed.
+    func handOver(_ issued: IssuedCode, userID: Int64) -> Response {
         let authorization = issued.authorization
         metrics.increment("bridge_oidc_codes_issued_total", ["client_id": authorization.clientID])
         logger.info("oidc_code_issued", ["client_id": authorization.clientID, "user_id": String(userID)])
-        return redirect(to: authorization.redirectURI, ["code": issued.code], state: authorization.clientState)
+        return answer(to: authorization, ["code": issued.code])
     }
 
     /// Apple reported an error (the person cancelled): when the attempt belongs to a provider authorization, the
@@ -111,17 +146,34 @@ struct ProviderAuthorizationFlow: Sendable {
             let cancelled = appleError == AppleOAuthError.userCancelledAuthorize.rawValue
             let (error, description) = cancelled ? ("access_denied", "the person cancelled Sign in with Apple")
                 : ("server_error", "Sign in with Apple did not complete")
-            return redirect(to: authorization.redirectURI, ["error": error, "error_description": description],
-                            state: authorization.clientState)
+            return answer(to: authorization, ["error": error, "error_description": description])
         }
     }
 
-    /// A 303 to the client's (already validated) redirect URI with `iss` (RFC 9207) and the client's `state`.
-    func redirect(to redirectURI: String, _ parameters: [String: String], state: String?) -> Response {
+    func answer(to authorization: ProviderAuthorization, _ parameters: [String: String]) -> Response {
+        answer(to: authorization.redirectURI, mode: ResponseMode(rawValue: authorization.responseMode) ?? .query, parameters,
+               state: authorization.clientState)
+    }
+
+    func answer(to authorization: AuthorizationRequest, _ parameters: [String: String]) -> Response {
+        answer(to: authorization.redirectURI, mode: authorization.responseMode, parameters, state: authorization.state)
+    }
+
+    /// The client's (already validated) redirect URI gets `parameters`, `iss` (RFC 9207) and the client's `state`:
+    /// in its query by a 303, or (`form_post`) in a form this page posts there at once.
+    func answer(to redirectURI: String, mode: ResponseMode, _ parameters: [String: String], state: String?) -> Response {
         var pairs = parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         if let state { pairs.append(("state", state)) }
         pairs.append(("iss", configuration.publicURL))
-        var response = Response.redirect(to: RedirectURI.appending(pairs, to: redirectURI))
+        var response: Response
+        switch mode {
+        case .query:
+            response = Response.redirect(to: RedirectURI.appending(pairs, to: redirectURI))
+        case .formPost:
+            let fields: [MustacheValue] = pairs.map { .object(["name": .string($0.0), "value": .string($0.1)]) }
+            response = pages.render("repost", ["action": .string(redirectURI), "fields": .array(fields)])
+            response.headers.set("Content-Security-Policy", ContentSecurityPolicy.formPost(to: redirectURI))
+        }
         response.headers.set("Cache-Control", "no-store")
         return response
     }

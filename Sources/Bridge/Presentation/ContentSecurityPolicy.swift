@@ -18,12 +18,23 @@ enum ContentSecurityPolicy {
 
     /// The login page's policy. With APPLE_JS_SDK its script may load the SDK from where it is served. With
     /// APPLE_JS_POPUP the page posts the popup's answer to `/apple_redirect` itself, and the redirect that answers
-    /// it goes where a web sign-in lands (never to an OpenID client: its sign-ins do not pass this page).
-    static func loginPage(_ configuration: BridgeConfiguration) -> String {
+    /// it goes where a web sign-in lands, or for an OpenID client's sign-in to `clientRedirectURI`.
+    static func loginPage(_ configuration: BridgeConfiguration, clientRedirectURI: String? = nil) -> String {
         guard configuration.useJSSDK else { return header() }
-        let formActions = configuration.useJSPopup
-            ? sources(of: webSignInDestinations(configuration.site.afterSignInURL, configuration.site.returnURLs)) : []
+        var formActions: [String] = []
+        if configuration.useJSPopup {
+            formActions = if let clientRedirectURI {
+                clientRedirectSource(clientRedirectURI).map { [$0] } ?? []
+            } else {
+                sources(of: webSignInDestinations(configuration.site.afterSignInURL, configuration.site.returnURLs))
+            }
+        }
         return header(appleJSSDKSource: source(of: configuration.appleJSSDKBaseURL), formActions: formActions)
+    }
+
+    /// An OpenID client's form_post answer: the page's one form posts to the client's redirect URI.
+    static func formPost(to redirectURI: String) -> String {
+        header(formActions: clientRedirectSource(redirectURI).map { [$0] } ?? [])
     }
 
     /// The re-post page's policy: this server, and where the reposted callback may send the browser on. For an

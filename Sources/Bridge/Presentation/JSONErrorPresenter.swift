@@ -104,6 +104,8 @@ struct JSONErrorPresenter: ErrorPresenter {
         case .nonceAlreadyUsed: Body(status: 409, code: "nonce_already_used", message: "This nonce was already used for a sign-in.")
         case .nonceRequired:
             Body(status: 401, code: "nonce_required", message: "This token carries a nonce: send the value it was made from as nonce (a token for the web Services ID needs one from /api/auth/nonce).")
+        case .nonceNotSent:
+            Body(status: 401, code: "nonce_required", message: "This token carries a nonce but the request has no nonce field: send the value the token was made from as nonce, or have the operator set APPLE_ACCEPT_UNSENT_NONCE=1 to accept such tokens as not nonce-verified.")
         }
     }
 

@@ -136,7 +136,7 @@ struct WebErrorPresenter: ErrorPresenter {
         case .loginAttemptAlreadyUsed: return Description(status: 400, reasonCode: "state_used")
         case .nonceExpired: return Description(status: 401, reasonCode: "nonce_expired")
         case .nonceAlreadyUsed: return Description(status: 409, reasonCode: "nonce_already_used")
-        case .nonceRequired: return Description(status: 401, reasonCode: "nonce_required")
+        case .nonceRequired, .nonceNotSent: return Description(status: 401, reasonCode: "nonce_required")
         }
     }
 }

@@ -18,7 +18,7 @@ struct AppleRedirect: Sendable {
         .accessDenied,
     ]
 
-    enum Binding {
+    enum Binding: Equatable {
         case bound, cookieDropped, otherBrowser
     }
 
@@ -37,6 +37,8 @@ struct AppleRedirect: Sendable {
     let logger: Logger
     /// Finishes sign-ins that an OpenID client started at the authorization endpoint.
     let provider: ProviderAuthorizationFlow
+    /// Where a repeated post of a finished sign-in goes.
+    let again: RepeatedCallback
 
     /// Behind `AppleCallbackGroup.formPost`, which answers the request with the rest of the work once its write
     /// committed.
@@ -46,7 +48,14 @@ struct AppleRedirect: Sendable {
             return try appleReportedError(error)
         }
         let (attempt, authorization) = try liveAttempt(fields)
-        switch bindingCheck(request, attempt: attempt, fields: fields) {
+        let binding = bindingCheck(request, attempt: attempt, fields: fields)
+        if attempt.consumedAt != nil {
+            // The back button or a second tap: this browser lands where its sign-in did; any other is refused.
+            guard binding == .bound else { throw SignInFailure.loginAttemptAlreadyUsed }
+            return try again.land(request, stateDigest: attempt.state, authorization: authorization)
+        }
+        if attempt.expiresAt <= clock.now { throw PageRefusal.stateExpired }
+        switch binding {
         case .bound:
             break
         case .cookieDropped:
@@ -56,59 +65,56 @@ struct AppleRedirect: Sendable {
             throw PageRefusal.stateFromOtherBrowser
         }
         guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
-        let code = fields["code"]
-        try signIn.leaveListener(request, code: code)
-        let identity: AppleIdentity
-        do {
-            identity = try signIn.verify(idToken, expectedNonce: attempt.nonce, code: code, request)
-        } catch let rejection as TokenRejection {
-            throw SignInFailure.tokenRejected(rejection)
-        }
-        let flow: SignInFlow = identity.audience == signIn.service.servicesID ? .web : .webviewNative
+        let presented = IdentityTokenSignIn.Presented(idToken: idToken, code: fields["code"], expectedNonce: attempt.nonce)
         // An OpenID client's sign-in: its code is stored in the sign-in's own transaction.
         let clientCode = authorization.map { provider.issueCode(for: $0) }
-        let signInRequest = signIn.request(identity, identityToken: idToken, code: code, flow: flow,
-                                           proof: .loginAttempt(stateDigest: attempt.state),
-                                           displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
-                                           alongside: clientCode?.store)
-        let service = signIn.service
+        let (signIn, service) = (signIn, signIn.service)
         // The rest runs after the commit and captures only what it uses: capturing `self` copied every service and
         // configuration string this route holds into the closure (about 120 references retained and released per
         // sign-in). The OpenID provider only when a client's code is handed over.
         let handOver: (@Sendable (Int64) -> Response)? = if let clientCode {
-            { [provider] userID in provider.redirect(handingOver: clientCode, userID: userID) }
+            { [provider] userID in provider.handOver(clientCode, userID: userID) }
         } else {
             nil
         }
-        let (recentAttempts, landing, stateDigest, now) = (recentAttempts, landing, attempt.state, clock.now)
-        // The listener thread serves other connections while the transaction waits for its group commit.
-        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
+        let (recentAttempts, landing, again, stateDigest, now) = (recentAttempts, landing, again, attempt.state, clock.now)
+        return try signIn.finish(request, presented, signIn: { identity in
+            let flow: SignInFlow = identity.audience == service.servicesID ? .web : .webviewNative
+            return signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
+                                  displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
+                                  alongside: clientCode?.store)
+        }) { signInRequest, outcome in
             switch outcome {
             case .success, .failure(SignInFailure.loginAttemptAlreadyUsed):  // spent here, or found spent elsewhere
                 recentAttempts.spend(stateDigest: stateDigest, at: now)
             default:
                 break
             }
-            let signedIn = try service.completeSignIn(signInRequest, outcome)
+            let signedIn: SignedIn
+            do {
+                signedIn = try service.completeSignIn(signInRequest, outcome)
+            } catch SignInFailure.loginAttemptAlreadyUsed {
+                // Spent meanwhile, by this browser's own first post (checked bound above) on another instance.
+                return try again.land(request, stateDigest: stateDigest, authorization: authorization)
+            }
             let destination = handOver?(signedIn.user.id) ?? landing.destination(request, stateDigest: stateDigest)
             return landing.response(request, sessionID: signedIn.sessionID, stateDigest: stateDigest, destination)
         }
     }
 
-    /// The login attempt of the state the callback names (known, not yet used, not expired), and the OpenID
-    /// provider authorization it finishes, if any: remembered, opened from the sealed state (a web attempt has no
-    /// authorization), or both read by one statement.
+    /// The login attempt of the state the callback names (known and not expired; perhaps spent), and the OpenID
+    /// provider authorization it finishes, if any: remembered, opened from the sealed state (a web attempt's; a
+    /// client's authorization is in the database), or both read by one statement.
     func liveAttempt(_ fields: FormFields) throws -> (LoginAttempt, ProviderAuthorization?) {
         guard let state = fields["state"], !state.isEmpty else { throw PageRefusal.missingState }
         let stateDigest = SecretTokens.digest(state)
-        let now = clock.now
         let found: (attempt: LoginAttempt, authorization: ProviderAuthorization?)?
         if let remembered = recentAttempts.entry(stateDigest: stateDigest) {
             lookups.record(.memory)
             found = (remembered.attempt, remembered.authorization)
-        } else if let opened = sealedStates.open(state, stateDigest: stateDigest) {
+        } else if let opened = sealedStates.open(state, stateDigest: stateDigest), opened.kind == .web {
             lookups.record(.state)
-            found = (opened, nil)
+            found = (opened.attempt, nil)
         } else {
             lookups.record(.database)
             found = try store.readOneStatement { try $0.loginAttemptWithAuthorization(state: stateDigest) }
@@ -116,8 +122,6 @@ struct AppleRedirect: Sendable {
         guard let (attempt, authorization) = found, ConstantTime.equals(attempt.state, stateDigest) else {
             throw PageRefusal.unknownState
         }
-        if attempt.consumedAt != nil { throw SignInFailure.loginAttemptAlreadyUsed }
-        if attempt.expiresAt <= now { throw PageRefusal.stateExpired }
         return (attempt, authorization)
     }
 

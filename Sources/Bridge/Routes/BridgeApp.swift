@@ -54,6 +54,7 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/apple/notifications", apple.notification(endpoints.appleNotifications.receive))
         router.add("POST", "/api/auth/nonce", api.endpoint(rateLimited: true, native.issueNonce))
         router.add("POST", "/api/auth/apple", api.endpoint(rateLimited: true, native.signIn))
+        router.add("POST", "/api/auth/apple-login", api.endpoint(rateLimited: true, native.signIn))
         router.add("POST", "/api/auth/refresh", api.endpoint(rateLimited: true, native.refresh))
         router.add("POST", "/api/auth/logout", api.authenticated(native.logout))
         router.add("GET", "/api/me", api.authenticated(native.me))

@@ -11,4 +11,5 @@ struct Endpoints: Sendable {
     let providerAuthorization: ProviderAuthorizationFlow
     let providerTokens: ProviderTokenEndpoint
     let providerUserinfo: ProviderUserinfo
+    let providerLogout: ProviderLogout
 }

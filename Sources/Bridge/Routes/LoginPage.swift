@@ -2,54 +2,53 @@ import AppleID
 import Foundation
 import HTTPServer
 import Mustache
+import OpenIDProvider
 import Storage
 
-/// `GET /login`: starts a login attempt (state, nonce, and a cookie binding it to this browser) and shows the
-/// Sign in with Apple button that carries it.
+/// The login page: `GET /login`, and an OpenID client's `/oauth/authorize` without a session to use. It starts a
+/// login attempt (`LoginAttemptStarter`) and shows the Sign in with Apple button that carries it, which the webview
+/// bridge, Apple JS and popup mode take it from.
 struct LoginPage: Sendable {
-    static let attemptLifetime: TimeInterval = 600
+    static let attemptLifetime = LoginAttemptStarter.lifetime
     static let scope = "name email"
 
     let configuration: BridgeConfiguration
-    let store: any Store
-    let clock: WallClock
     let pages: Pages
-    let rateLimit: SignInRateLimit
     let metrics: Metrics
     let returnDestination: ReturnDestination
-    let recentAttempts: RecentLoginAttempts
-    let sealedStates: SealedLoginState
+    let attempts: LoginAttemptStarter
 
+    /// Without a Services ID there is no web flow, but an app's webview can still take state and nonce from the
+    /// page and sign in natively with its bundle ID.
+    var isConfigured: Bool { configuration.servicesID != nil || !configuration.bundleIDs.isEmpty }
+
+    /// `GET /login`.
     func show(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
-        // Without a Services ID there is no web flow, but an app's webview can still take state and nonce
-        // from the page and sign in natively with its bundle ID.
-        guard configuration.servicesID != nil || !configuration.bundleIDs.isEmpty else {
-            return pages.render("login", status: 503, ["webConfigured": false, "showButton": false])
+        guard isConfigured else { return notConfigured() }
+        return try attempts.start(request) { [self] started in
+            page(request, started, continueFrom: visit, returnTo: request.query["return_to"])
         }
-        let admission = rateLimit.admission(of: request)
-        let now = admission.now
-        let nonce = SecretTokens.random()
-        let binding = SecretTokens.random()
-        let bindingHash = SecretTokens.digest(binding)
-        let expiresAt = now.addingTimeInterval(Self.attemptLifetime)
-        // The state carries the attempt sealed, so that any instance checks the callback without a read.
-        let state = try sealedStates.seal(nonce: nonce, bindingHash: bindingHash, createdAt: now, expiresAt: expiresAt)
-        // Only digests are stored: a copy of the database holds no live state, and lookups never touch the value.
-        let attempt = LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: bindingHash,
-                                   createdAt: now, expiresAt: expiresAt, consumedAt: nil)
-        // The rate limit and the attempt share one transaction (an upsert and an insert, so READ COMMITTED); the
-        // listener thread serves other connections while it waits for its group commit.
-        return try request.answer(afterWriting: { transaction in
-            try admission.admit(in: transaction)
-            try transaction.insertLoginAttempt(attempt)
-        }, to: store, isolation: SignInRateLimit.Admission.isolation) { [self] in
-            recentAttempts.remember(attempt)
-            return page(request, visit, state: state, nonce: nonce, binding: binding)
+    }
+
+    func notConfigured() -> Response {
+        pages.render("login", status: 503, ["webConfigured": false, "showButton": false])
+    }
+
+    /// The login page for an OpenID client's authorization: its attempt carries the client's request, and the
+    /// language links repeat that request (`languagePath`, `languageQuery`).
+    func show(_ request: Request, for authorization: @escaping LoginAttemptStarter.ClientAuthorization,
+              languageQuery: String, clientRedirectURI: String) throws -> Response {
+        guard isConfigured else { return notConfigured() }
+        return try attempts.start(request, for: authorization) { [self] started in
+            page(request, started, continueFrom: nil, returnTo: nil, clientRedirectURI: clientRedirectURI,
+                 languageLinks: ["languagePath": .string(ProviderEndpoints.authorization), "languageQuery": .string(languageQuery)])
         }
     }
 
     /// The login page of a stored attempt, with the cookies that bind it to this browser.
-    func page(_ request: Request, _ visit: SignedInVisit?, state: String, nonce: String, binding: String) -> Response {
+    func page(_ request: Request, _ started: LoginAttemptStarter.Started, continueFrom visit: SignedInVisit?,
+              returnTo: String?, clientRedirectURI: String? = nil, languageLinks: [String: MustacheValue] = [:]) -> Response {
+        let (state, nonce) = (started.state, started.nonce)
         var context: [String: MustacheValue] = [
             "webConfigured": .bool(configuration.servicesID != nil), "showButton": true,
             "authorizeURL": .string(configuration.servicesID.map { authorizeURL(state: state, nonce: nonce, clientID: $0) } ?? "#"),
@@ -58,17 +57,18 @@ struct LoginPage: Sendable {
             "scope": .string(Self.scope), "useJSSDK": .bool(configuration.useJSSDK),
             "useJSPopup": .bool(configuration.useJSPopup), "appleJSSDKBaseURL": .string(configuration.appleJSSDKBaseURL),
         ]
+        context.merge(languageLinks) { _, given in given }
         context["signedOut"] = .bool(visit == nil && request.query["signed_out"] == "1")
-        if let returnTo = returnDestination.policy.allowed(request.query["return_to"]) {
-            context["languageQuery"] = .string(FormFields([("return_to", returnTo)]).urlEncoded)
+        if let allowed = returnDestination.policy.allowed(returnTo) {
+            context["languageQuery"] = .string(FormFields([("return_to", allowed)]).urlEncoded)
         }
-        if let visit { context["continue"] = continueLink(visit, returnTo: request.query["return_to"]) }
+        if let visit { context["continue"] = continueLink(visit, returnTo: returnTo) }
         var response = pages.render("login", context)
-        response.headers.set("Content-Security-Policy", ContentSecurityPolicy.loginPage(configuration))
-        if let cookie = returnDestination.cookie(for: request.query["return_to"], state: state, lifetime: Int(Self.attemptLifetime)) {
+        response.headers.set("Content-Security-Policy", ContentSecurityPolicy.loginPage(configuration, clientRedirectURI: clientRedirectURI))
+        if let cookie = returnDestination.cookie(for: returnTo, state: state, lifetime: Int(Self.attemptLifetime)) {
             response.setCookie(cookie)
         }
-        response.setCookie(Self.bindingCookie(configuration.cookieNames, state: state, binding: binding))
+        response.setCookie(Self.bindingCookie(configuration.cookieNames, state: state, binding: started.binding))
         metrics.increment("bridge_login_attempts_total")
         return response
     }

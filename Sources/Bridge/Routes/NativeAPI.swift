@@ -16,6 +16,8 @@ struct NativeAPI: Sendable {
     let store: any Store
     let clock: WallClock
     let signIn: IdentityTokenSignIn
+    /// APPLE_ACCEPT_UNSENT_NONCE.
+    let acceptUnsentNonce: Bool
     let sessionIssuer: SessionIssuer
     let accessTokens: AccessTokens
     let accountDeletion: AccountDeletion
@@ -34,44 +36,41 @@ struct NativeAPI: Sendable {
         }
     }
 
+    /// `POST /api/auth/apple` (and `/api/auth/apple-login`, the path seed clients post to).
     func signIn(_ request: Request) throws -> Response {
         let body = try Self.jsonObject(request)
         guard let idToken = Self.firstString(body, Self.idTokenFields) else { throw APIError.missingIDToken }
-        let code = Self.firstString(body, Self.codeFields)
         let nonce = Self.firstString(body, ["nonce"])
         if let deviceID = Self.firstString(body, ["deviceId"]), deviceID.unicodeScalars.count > 200 { throw APIError.invalidDeviceID }
-        try signIn.leaveListener(request, code: code)
-        let identity = try verify(idToken, nonce: nonce, code: code, request)
-        // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
-        // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it.
-        if nonce == nil && Self.carriesNonce(verifiedToken: idToken) { throw SignInFailure.nonceRequired }
-        if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
-            throw APIError.subjectMismatch
-        }
-        // Refused here too, before the code exchange, so such a request spends nothing at Apple.
-        let service = signIn.service
-        if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
-        let signInRequest = signIn.request(identity, identityToken: idToken, code: code, flow: .api, proof: .apiNonce(nonce),
-                                           displayName: DisplayName.fromAPIBody(body), grant: .appSession)
-        // Not `self`: its copy would retain every service this route holds (see AppleRedirect.finish).
+        // A nonce the app sent must be in the token.
+        let presented = IdentityTokenSignIn.Presented(idToken: idToken, code: Self.firstString(body, Self.codeFields),
+                                                      expectedNonce: nonce, nonceRequired: nonce != nil)
+        let (service, acceptUnsentNonce) = (signIn.service, acceptUnsentNonce)
+        // Not `self` in what runs after the commit: its copy would retain every service this route holds.
         let tokens = tokenIssue
-        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
+        return try signIn.finish(request, presented, rejected: { [metrics, logger] rejection in
+            metrics.increment("bridge_api_rejections_total", ["reason": rejection.code])
+            logger.warning("api_sign_in_rejected", ["reason": rejection.code])
+        }, signIn: { [signIn] identity in
+            // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
+            // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it. An app
+            // that made a nonce and does not send it is accepted, unverified, only where the operator said so; a
+            // token for the web Services ID never is (below).
+            if nonce == nil && Self.carriesNonce(verifiedToken: idToken) {
+                if service.needsServerNonce(identity) { throw SignInFailure.nonceRequired }
+                if !acceptUnsentNonce { throw SignInFailure.nonceNotSent }
+            }
+            if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
+                throw APIError.subjectMismatch
+            }
+            // Refused here too, before the code exchange, so such a request spends nothing at Apple.
+            if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
+            return signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
+                                  displayName: DisplayName.fromAPIBody(body), grant: .appSession)
+        }) { signInRequest, outcome in
             let signedIn = try service.completeSignIn(signInRequest, outcome)
             return try tokens.response(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
                                        refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
-        }
-    }
-
-    /// A nonce the app sent must be in the token.
-    /// Throws `SignInFailure.tokenRejected`, or `OffListenerRequired` on a listener thread when Apple's keys must be
-    /// fetched.
-    private func verify(_ idToken: String, nonce: String?, code: String?, _ request: Request) throws -> AppleIdentity {
-        do {
-            return try signIn.verify(idToken, expectedNonce: nonce, code: code, nonceRequired: nonce != nil, request)
-        } catch let rejection as TokenRejection {
-            metrics.increment("bridge_api_rejections_total", ["reason": rejection.code])
-            logger.warning("api_sign_in_rejected", ["reason": rejection.code])
-            throw SignInFailure.tokenRejected(rejection)
         }
     }
 

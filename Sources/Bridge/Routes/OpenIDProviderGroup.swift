@@ -26,6 +26,11 @@ struct OpenIDProviderGroup: Sendable {
 
     func page(_ handler: @escaping Router.Handler) -> Router.Route { pages.page(handler) }
 
+    /// A page that also sees the visitor's session, if any.
+    func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Response) -> Router.Route {
+        pages.page(visiting: handler)
+    }
+
     func endpoint(_ handler: @escaping Router.Handler) -> Router.Route { oauth.route(handler) }
 }
 
@@ -38,7 +43,10 @@ extension BridgeApp {
         let keys = endpoints.providerTokens.keys
         router.add("GET", ProviderEndpoints.discovery, group.document { ProviderEndpoints.discoveryDocument(issuer: issuer) })
         router.add("GET", ProviderEndpoints.jwks, group.document { keys.jwks })
-        router.add("GET", ProviderEndpoints.authorization, group.page(authorization.authorize))
+        router.add("GET", ProviderEndpoints.authorization, group.page(visiting: authorization.authorize))
+        router.add("POST", ProviderEndpoints.authorization, group.page(visiting: authorization.authorize))
+        router.add("GET", ProviderEndpoints.endSession, group.page(visiting: endpoints.providerLogout.endSession))
+        router.add("POST", ProviderEndpoints.endSession, group.page(visiting: endpoints.providerLogout.endSession))
         router.add("POST", ProviderEndpoints.token, group.endpoint(tokens.token))
         router.add("GET", ProviderEndpoints.userinfo, group.endpoint(userinfo.userinfo))
         router.add("POST", ProviderEndpoints.userinfo, group.endpoint(userinfo.userinfo))

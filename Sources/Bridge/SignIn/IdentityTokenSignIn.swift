@@ -2,8 +2,9 @@ import AppleID
 import HTTPServer
 import Storage
 
-/// What finishes a sign-in from an identity token, on the web callback and in the JSON API alike: leave the
-/// listener when Apple will be called, verify the token, exchange its code, and run the sign-in transaction.
+/// The one way a sign-in from an identity token finishes, on the web callback and in the JSON API alike: leave the
+/// listener when Apple will be called, verify the token, let the route refuse what it must of the verified
+/// identity, exchange its code, and run the sign-in transaction; the route answers once it committed.
 struct IdentityTokenSignIn: Sendable {
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
@@ -11,30 +12,55 @@ struct IdentityTokenSignIn: Sendable {
     /// APPLE_REQUIRE_NONCE: a token without a `nonce` claim is refused on every path.
     let requireNonce: Bool
 
-    /// Throws `OffListenerRequired` on a listener thread when exchanging `code` calls Apple.
-    func leaveListener(_ request: Request, code: String?) throws(OffListenerRequired) {
-        try AppleCalls.leaveListener(request, if: exchanger.callsApple(code: code))
+    /// The token as presented, and what its `nonce` claim must match.
+    struct Presented: Sendable {
+        var idToken: String
+        var code: String?
+        /// The attempt's nonce, or the one the app sent.
+        var expectedNonce: String?
+        /// The route's own reason to refuse a token without a `nonce` claim, besides APPLE_REQUIRE_NONCE.
+        var nonceRequired = false
     }
 
-    /// Verifies `idToken`, fetching Apple's keys only off the listener: on a listener thread a token whose key is
+    /// Finishes the sign-in of `presented`: `rejected` hears a token that does not verify (which is then thrown as
+    /// `SignInFailure.tokenRejected`), `signIn` makes the sign-in of the verified identity (throwing what the route
+    /// refuses; `request(…)` makes it), and `respond` answers with the transaction's outcome, on a listener thread
+    /// once it committed. Throws `OffListenerRequired` on a listener thread when Apple will be called.
+    func finish(_ request: Request, _ presented: Presented, rejected: (TokenRejection) -> Void = { _ in },
+                signIn make: (AppleIdentity) throws -> SignInRequest,
+                then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) throws -> Response {
+        try AppleCalls.leaveListener(request, if: exchanger.callsApple(code: presented.code))
+        let identity: AppleIdentity
+        do {
+            identity = try verify(presented, request)
+        } catch let rejection as TokenRejection {
+            rejected(rejection)
+            throw SignInFailure.tokenRejected(rejection)
+        }
+        let signInRequest = try make(identity)
+        let service = service
+        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
+            try respond(signInRequest, outcome)
+        }
+    }
+
+    /// Verifies the token, fetching Apple's keys only off the listener: on a listener thread a token whose key is
     /// not held (or is due a refresh) throws `OffListenerRequired`, before any side effect (verifying writes
-    /// nothing), and the worker runs the request again. Otherwise throws the `TokenRejection`. `nonceRequired`:
-    /// the caller's own reason to refuse a token without a `nonce` claim, besides APPLE_REQUIRE_NONCE.
-    func verify(_ idToken: String, expectedNonce: String?, code: String?, nonceRequired: Bool = false,
-                _ request: Request) throws -> AppleIdentity {
-        let context = VerificationContext(expectedNonce: expectedNonce, authorizationCode: code,
-                                          requireNonce: nonceRequired || requireNonce)
-        if request.isOffListener { return try verifier.verify(idToken, context: context, fetchingKeys: true) }
-        guard let identity = try verifier.verifyIfKeyHeld(idToken, context: context) else { throw OffListenerRequired() }
+    /// nothing), and the worker runs the request again. Otherwise throws the `TokenRejection`.
+    private func verify(_ presented: Presented, _ request: Request) throws -> AppleIdentity {
+        let context = VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
+                                          requireNonce: presented.nonceRequired || requireNonce)
+        if request.isOffListener { return try verifier.verify(presented.idToken, context: context, fetchingKeys: true) }
+        guard let identity = try verifier.verifyIfKeyHeld(presented.idToken, context: context) else { throw OffListenerRequired() }
         return identity
     }
 
     /// The sign-in of a verified identity; exchanges its code at Apple (or skips or postpones the exchange).
-    func request(_ identity: AppleIdentity, identityToken: String, code: String?, flow: SignInFlow, proof: SignInProof,
+    func request(_ identity: AppleIdentity, _ presented: Presented, flow: SignInFlow, proof: SignInProof,
                  displayName: String?, grant: SessionGrant,
                  alongside: (@Sendable (any StoreTransaction, User) throws -> Void)? = nil) -> SignInRequest {
-        SignInRequest(identity: identity, identityToken: identityToken, flow: flow, proof: proof,
-                      codeExchange: exchanger.exchange(code: code, identity: identity, flow: flow),
+        SignInRequest(identity: identity, identityToken: presented.idToken, flow: flow, proof: proof,
+                      codeExchange: exchanger.exchange(code: presented.code, identity: identity, flow: flow),
                       displayName: displayName, grant: grant, alongside: alongside)
     }
 }

@@ -17,6 +17,8 @@ enum SignInFailure: Error, Equatable {
     case nonceAlreadyUsed
     /// A token for the web Services ID came without a nonce this server issued.
     case nonceRequired
+    /// A JSON-API token carrying a nonce came without the `nonce` field (and APPLE_ACCEPT_UNSENT_NONCE is off).
+    case nonceNotSent
 }
 
 /// Why a required code exchange stops the sign-in.

@@ -71,6 +71,8 @@ public struct MetricFamily: Sendable {
         MetricFamily("bridge_oidc_authorizations_started_total", .counter,
                      "OpenID authorizations that went on to Apple's sign-in, by client_id."),
         MetricFamily("bridge_oidc_codes_issued_total", .counter, "OpenID authorization codes issued, by client_id."),
+        MetricFamily("bridge_oidc_single_sign_ons_total", .counter,
+                     "OpenID authorizations answered from the browser's session without a new sign-in, by client_id."),
         MetricFamily("bridge_oidc_code_replays_total", .counter, "OpenID authorization codes presented a second time."),
         MetricFamily("bridge_oidc_tokens_issued_total", .counter, "OpenID token responses, by grant_type."),
         // The database.

@@ -1,7 +1,8 @@
 import HTTPServer
 
-/// Where a browser lands once its sign-in committed, and with which cookies: the session's, with the login
-/// attempt's binding cookie and `return_to` cookie expired.
+/// Where a browser lands once its sign-in committed, and with which cookies: the session's. The attempt's binding
+/// and `return_to` cookies stay until they expire with the attempt: they are how a repeated post of the same
+/// callback from this browser is told from another browser's, and where it lands (`RepeatedCallback`).
 struct SignedInLanding: Sendable {
     let sessions: BrowserSessions
     let returnDestination: ReturnDestination
@@ -15,14 +16,10 @@ struct SignedInLanding: Sendable {
         .redirect(to: returnDestination.destination(request, stateDigest: stateDigest) ?? afterSignInURL)
     }
 
-    /// `response` (where a finished sign-in goes) with the session cookie, and the attempt's cookies expired.
+    /// `response` (where a finished sign-in goes) with the session cookie.
     func response(_ request: Request, sessionID: String, stateDigest: String, _ response: Response) -> Response {
         var response = response
         response.setCookie(sessions.cookie(sessionID: sessionID))
-        response.setCookie(.expired(cookieNames.binding(forStateDigest: stateDigest), path: "/", sameSite: .none))
-        if request.cookie(ReturnDestination.cookieName(forStateDigest: stateDigest)) != nil {
-            response.setCookie(returnDestination.expiredCookie(stateDigest: stateDigest))
-        }
         return response
     }
 }

@@ -19,7 +19,7 @@ struct TokenPermissions: Equatable, Sendable {
     var mayReadEmail: Bool { isFirstParty || scopes.contains("email") }
 
     /// The member's name in `/api/me`.
-    var mayReadName: Bool { isFirstParty || scopes.contains("name") }
+    var mayReadName: Bool { isFirstParty || Scopes.grantsName(scopes) }
 
     /// `DELETE /api/me`.
     var mayDeleteAccount: Bool { isFirstParty }
