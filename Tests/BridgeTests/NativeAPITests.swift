@@ -70,6 +70,43 @@ struct NativeAPITests {
             #expect(me.body["nonceVerified"] == .bool(false))
         }
 
+        @Test("a SwiftUI app that never sends its nonce: the refusal names the nonce field and APPLE_ACCEPT_UNSENT_NONCE; with that setting it signs in once, not nonce-verified")
+        func unsentNonce() throws {
+            let refusing = try BridgeHarness()
+            let token = try refusing.token(audience: NativeAPITests.bundleID, nonce: SHA256.hexDigest(Array("kept-in-the-app".utf8)))
+            let refused = try refusing.api("/api/auth/apple", json: "{\"token\":\"\(token)\"}")
+            #expect(refused.status == 401 && refused.body["error"]?.stringValue == "nonce_required")
+            let message = refused.body["message"]?.stringValue ?? ""
+            #expect(message.contains("nonce") && message.contains("APPLE_ACCEPT_UNSENT_NONCE"))
+            #expect(try refusing.userCount() == 0)
+
+            let harness = try BridgeHarness(["APPLE_ACCEPT_UNSENT_NONCE": "1"])
+            let accepted = try harness.token(audience: NativeAPITests.bundleID, nonce: SHA256.hexDigest(Array("kept-in-the-app".utf8)))
+            let result = try harness.api("/api/auth/apple", json: "{\"token\":\"\(accepted)\"}")
+            #expect(result.status == 200)
+            let me = try harness.api("/api/me", method: "GET", bearer: result.body["accessToken"]?.stringValue)
+            #expect(me.body["nonceVerified"] == .bool(false))
+            let replay = try harness.api("/api/auth/apple", json: "{\"token\":\"\(accepted)\"}")
+            #expect(replay.status == 409 && replay.body["error"]?.stringValue == "token_replayed")
+            // A nonce that was sent is still checked, and a web token still needs one this server issued.
+            let wrong = try harness.api("/api/auth/apple", json: "{\"token\":\"\(accepted)\",\"nonce\":\"another\"}")
+            #expect(wrong.status == 401 && wrong.body["error"]?.stringValue == "nonce_mismatch")
+            let web = try harness.token(audience: BridgeHarness.servicesID, subject: "001234.web.user", nonce: "a-web-login-nonce")
+            let webResult = try harness.api("/api/auth/apple", json: "{\"token\":\"\(web)\"}")
+            #expect(webResult.status == 401 && webResult.body["error"]?.stringValue == "nonce_required")
+            #expect(try harness.userCount() == 1)
+        }
+
+        @Test("seed 002's path: POST /api/auth/apple-login is POST /api/auth/apple")
+        func appleLoginPath() throws {
+            let harness = try BridgeHarness()
+            let token = try harness.token(audience: NativeAPITests.bundleID, nonce: nil)
+            let result = try harness.api("/api/auth/apple-login", json: "{\"idToken\":\"\(token)\"}")
+            #expect(result.status == 200 && result.body["isExistingMember"] == .bool(false))
+            let missing = try harness.api("/api/auth/apple-login", json: "{}")
+            #expect(missing.status == 400 && missing.body["error"]?.stringValue == "missing_id_token")
+        }
+
         @Test("an app with a Spring back end: idToken, authorizationCode, raw nonce, deviceId, timezone, locale, fullName components")
         func springBackEnd() throws {
             let harness = try BridgeHarness()

@@ -14,6 +14,7 @@ final class RelyingParty {
     static let confidentialClient = "auth-proxy"
     static let proxyRedirect = "https://proxy.example.com/oauth2/callback"
     static let proxySecret = "proxy-secret-for-tests"
+    static let proxySignedOut = "https://proxy.example.com/signed-out"
     static let firstPartyClient = "own-app"
     static let firstPartyRedirect = "com.example.own:/oauth2redirect"
 
@@ -27,7 +28,7 @@ final class RelyingParty {
         let clients = """
             [{"client_id": "\(Self.publicClient)", "name": "Android app", "redirect_uris": ["\(Self.appRedirect)", "http://127.0.0.1/callback"]},
              {"client_id": "\(Self.confidentialClient)", "name": "Auth proxy", "redirect_uris": ["\(Self.proxyRedirect)"],
-              "client_secret_sha256": "\(SHA256.hexDigest(Self.proxySecret))"},
+              "client_secret_sha256": "\(SHA256.hexDigest(Self.proxySecret))", "post_logout_redirect_uris": ["\(Self.proxySignedOut)"]},
              {"client_id": "\(Self.firstPartyClient)", "name": "Our own app", "redirect_uris": ["\(Self.firstPartyRedirect)"],
               "first_party": true}]
             """

@@ -54,7 +54,7 @@ import Testing
 
             let authorization = ProviderAuthorization(stateHash: "state-1", clientID: "app", redirectURI: "https://a/cb",
                                                       clientState: nil, nonce: "n", codeChallenge: nil, scope: "openid",
-                                                      createdAt: t0)
+                                                      createdAt: t0, responseMode: "form_post")
             try store.write { tx in
                 try tx.insertLoginAttempt(loginAttempt("state-1", lifetime: 60))
                 try tx.insertProviderAuthorization(authorization)
