@@ -89,9 +89,11 @@ struct FormActionPolicyTests {
         let browser = relyingParty.browser
         let start = try browser.get(relyingParty.authorizePath(client: RelyingParty.confidentialClient,
                                                                redirectURI: RelyingParty.proxyRedirect))
-        let appleURL = try #require(start.header("Location"))
-        let fields = try browser.authorizeAtApple(TestBrowser.LoginPage(state: "", nonce: "", authorizeURL: appleURL,
-                                                                        document: HTMLDocument("")))
+        // Its login page, whose form (popup mode, or an app's webview posting its native sign-in) is answered with
+        // a redirect to the client: that origin only.
+        let loginPolicy = try #require(start.header("Content-Security-Policy"))
+        #expect(Self.formAction(loginPolicy) == "form-action 'self' https://proxy.example.com")
+        let fields = try browser.authorizeAtApple(try browser.loginPage(start))
         browser.forgetBindingCookies()
         let repost = try browser.post("/apple_redirect", form: fields)
         #expect(repost.status == 200)

@@ -1,12 +1,13 @@
 """Real-browser tests: headless Chromium against `apple-signin-bridge dev` and its Apple ID simulator.
 
-Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge, the JS SDK mode with an SDK that never
+Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge (for the bridge and for an OpenID client), the JS SDK mode with an SDK that never
 arrives, the JS SDK's popup mode (sign-in, return_to, cancel and a closed popup, a tampered state), Korean pages, Continue as, sign-out (confirmed, and from a stale tab), GET on POST-only addresses,
 return_to allowed and refused, and the rate-limit page; checks every page of the bridge and the simulator with axe-core at phone (390x844, 3x) and desktop (1280x800) sizes, light
 and dark (no serious or critical violation allowed), and writes a screenshot of each to the screenshot folder.
 Usage: run_browser_tests.py EXECUTABLE RESOURCES_DIR SCREENSHOT_DIR
 Prints one line per check and closes with "N passed, N failed"; exits 1 if anything failed."""
 import base64
+import hashlib
 import html
 import importlib.util
 import json
@@ -456,6 +457,90 @@ def webview_bridge(s, server):
           and (page.js("document.getElementById('nonce-verified').textContent") or "").startswith("Yes"))
 
 
+class ClientCallback:
+    """An OpenID client's redirect URI on loopback: a page that shows what arrived (never a code in a log)."""
+
+    def __init__(self):
+        import http.server
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"<!doctype html><html lang='en'><title>Client</title><h1 id='client'>Back at the app</h1></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.port = free_port()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.redirect_uri = f"http://127.0.0.1:{self.port}/callback"
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+WEBVIEW_CLIENT = "webview-rp"
+
+
+def webview_openid(s, server):
+    """An OpenID client's sign-in in an app's webview: /oauth/authorize shows the bridge's login page, whose tap goes
+    to the (stand-in) native handler with the attempt's state and nonce; the app's native sign-in is posted back in
+    the webview and the browser lands on the client's redirect URI with a code."""
+    page, check = s.page, s.results.check
+    page.call("Network.clearBrowserCookies")
+    verifier = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = urllib.parse.urlencode({"client_id": WEBVIEW_CLIENT, "redirect_uri": server.client.redirect_uri,
+                                    "response_type": "code", "scope": "openid profile email", "state": "rp-state-7",
+                                    "nonce": "rp-nonce-7", "code_challenge": challenge, "code_challenge_method": "S256"})
+    script = page.call("Page.addScriptToEvaluateOnNewDocument", source=FAKE_HANDLER)["identifier"]
+    try:
+        page.navigate(server.base + "/oauth/authorize?" + query)
+        shown = page.wait_for("document.getElementById('apple-signin') !== null", 10)
+        check("an OpenID client's /oauth/authorize shows the bridge's login page", shown
+              and page.js("location.pathname") == "/oauth/authorize")
+        if not shown:
+            return
+        link = page.js("({state: document.getElementById('apple-signin').dataset.state, "
+                       "nonce: document.getElementById('apple-signin').dataset.nonce, "
+                       "redirect: document.getElementById('apple-signin').dataset.redirectUri})")
+        page.js("document.getElementById('apple-signin').click()")
+        time.sleep(0.3)
+        messages = page.js("window.__appleLoginMessages") or []
+        check("... whose tap goes to the native handler with that attempt's state and nonce",
+              len(messages) == 1 and messages[0].get("state") == link["state"] and messages[0].get("nonce") == link["nonce"])
+        s.check_page("login-openid-webview")
+    finally:
+        page.call("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
+    fields = native_fields(server, link["state"], link["nonce"], link["redirect"])
+    page.js("""((action, fields) => { const form = document.createElement('form'); form.method = 'post';
+        form.action = action; for (const [name, value] of Object.entries(fields)) { const input =
+        document.createElement('input'); input.type = 'hidden'; input.name = name; input.value = value;
+        form.appendChild(input); } document.body.appendChild(form); form.submit(); })(%s, %s)"""
+            % (json.dumps(link["redirect"]), json.dumps({k: fields[k] for k in ("state", "id_token", "code")
+                                                              if k in fields})))
+    landed = page.wait_for(f"location.origin === 'http://127.0.0.1:{server.client.port}' && "
+                           "document.getElementById('client') !== null", 15)
+    answer = urllib.parse.parse_qs((page.js("location.search") or "").lstrip("?")) if landed else {}
+    check("the native post lands on the client's redirect URI with a code, its state and the issuer",
+          landed and len(answer.get("code", [""])[0]) > 20 and answer.get("state") == ["rp-state-7"]
+          and answer.get("iss") == [server.base], f"at {page.js('location.origin + location.pathname')}")
+    if not landed:
+        return
+    token = json.loads(urllib.request.urlopen(server.base + "/oauth/token", data=urllib.parse.urlencode({
+        "grant_type": "authorization_code", "code": answer["code"][0], "redirect_uri": server.client.redirect_uri,
+        "client_id": WEBVIEW_CLIENT, "code_verifier": verifier}).encode(), timeout=10).read())
+    claims = json.loads(base64.urlsafe_b64decode(token["id_token"].split(".")[1] + "=="))
+    check("... which redeems to an ID token with the client's nonce", claims.get("nonce") == "rp-nonce-7"
+          and claims.get("aud") == WEBVIEW_CLIENT)
+
+
 def js_sdk_never_arrives(s, server):
     """APPLE_JS_SDK=1 with the SDK's host accepting the request and never answering (held by the DevTools Fetch
     domain): the page must load, stay usable and fall back to the plain link."""
@@ -692,8 +777,16 @@ def main():
     servers = []
     browser = None
     profile = None
+    extra_folders = []
     try:
-        plain = Server({"BRIDGE_SITE_NAME": "Example Shop", "BRIDGE_RETURN_URLS": "/session?from=return"})
+        client = ClientCallback()
+        extra_folders.append(tempfile.mkdtemp(prefix="asb-clients-"))
+        clients_file = os.path.join(extra_folders[0], "clients.json")
+        with open(clients_file, "w") as file:
+            json.dump([{"client_id": WEBVIEW_CLIENT, "name": "Webview app", "redirect_uris": [client.redirect_uri]}], file)
+        plain = Server({"BRIDGE_SITE_NAME": "Example Shop", "BRIDGE_RETURN_URLS": "/session?from=return",
+                        "BRIDGE_CLIENTS_FILE": clients_file})
+        plain.client = client
         servers.append(plain)
         sdk = Server({"APPLE_JS_SDK": "1"})
         servers.append(sdk)
@@ -711,7 +804,7 @@ def main():
         session = Session(page, results)
         session.reset_emulation()
         for flow, args in [(web_sign_in, (plain,)), (account_deletion, (plain,)), (cancel, (plain,)),
-                           (repost, (plain,)), (webview_bridge, (plain,)), (not_found, (plain,)),
+                           (repost, (plain,)), (webview_bridge, (plain,)), (webview_openid, (plain,)), (not_found, (plain,)),
                            (stale_sign_out, (plain,)), (simulator_pages, (plain,)), (korean, (plain,)), (post_only_pages, (plain,)),
                            (return_to, (plain,)), (rate_limited, (plain,)),
                            (js_sdk_never_arrives, (sdk,)), (js_sdk_webview, (sdk,)),
@@ -731,7 +824,7 @@ def main():
         for server in servers:
             server.stop()
     # The servers' folders (database, log) and the browser profile are kept only when something failed.
-    folders = [server.directory for server in servers] + ([profile] if profile else [])
+    folders = [server.directory for server in servers] + ([profile] if profile else []) + extra_folders
     if results.failed:
         print("kept for a look: " + ", ".join(folders), flush=True)
     else:

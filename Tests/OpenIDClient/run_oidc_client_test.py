@@ -60,17 +60,34 @@ def start_server(directory):
     return start_dev_server(EXECUTABLE, RESOURCES, directory, clients)
 
 
+class SignInLink(html.parser.HTMLParser):
+    """The bridge's login page: the href of its Sign in with Apple link."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.href = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "a" and attrs.get("id") == "apple-signin":
+            self.href = attrs.get("href")
+
+
 def browser_sign_in(authorization_url):
-    """Follows the authorization URL like a browser: to Apple's consent page, Continue, the form_post back to
-    the bridge with the binding cookie. Returns the bridge's final redirect Location (to the client)."""
+    """Follows the authorization URL like a browser: the bridge's login page, its Sign in with Apple link to
+    Apple's consent page, Continue, the form_post back to the bridge with the binding cookie. Returns the bridge's
+    final redirect Location (to the client)."""
     start = requests.get(authorization_url, allow_redirects=False)
-    assert start.status_code == 303, f"authorize answered {start.status_code}: {start.text[:200]}"
+    assert start.status_code == 200, f"authorize answered {start.status_code}: {start.text[:200]}"
     # Secure cookies over loopback http: a browser keeps them, requests' jar does not, so carry them by hand.
     cookies = {c.split("=", 1)[0]: c.split("=", 1)[1].split(";", 1)[0]
                for c in start.raw.headers.getlist("Set-Cookie")}
-    apple = urllib.parse.urlsplit(start.headers["Location"])
+    link = SignInLink(start.text).href or ""
+    assert link, "the login page has no Sign in with Apple link"
+    apple = urllib.parse.urlsplit(link)
     apple_base = f"{apple.scheme}://{apple.netloc}"
-    consent = Form(requests.get(start.headers["Location"]).text)
+    consent = Form(requests.get(link).text)
     fields = dict(consent.fields, user="001234.simulated.ada", email_choice="share", action="continue")
     auto_post = Form(requests.post(apple_base + consent.action, data=fields).text)
     answer = requests.post(auto_post.action, data=auto_post.fields, cookies=cookies, allow_redirects=False)

@@ -16,20 +16,20 @@ enum ContentSecurityPolicy {
             + "form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"
     }
 
-    /// The login page's policy. With APPLE_JS_SDK its script may load the SDK from where it is served. With
-    /// APPLE_JS_POPUP the page posts the popup's answer to `/apple_redirect` itself, and the redirect that answers
-    /// it goes where a web sign-in lands, or for an OpenID client's sign-in to `clientRedirectURI`.
+    /// The login page's policy. With APPLE_JS_SDK its script may load the SDK from where it is served. A sign-in can
+    /// be posted from this page to `/apple_redirect` (popup mode's own form; an app's webview posting its native
+    /// sign-in), and Chromium checks `form-action` on the redirect that answers it too. For an OpenID client's
+    /// sign-in that redirect goes to `clientRedirectURI`, always allowed; for a web sign-in, in popup mode, to where
+    /// a web sign-in lands.
     static func loginPage(_ configuration: BridgeConfiguration, clientRedirectURI: String? = nil) -> String {
-        guard configuration.useJSSDK else { return header() }
         var formActions: [String] = []
-        if configuration.useJSPopup {
-            formActions = if let clientRedirectURI {
-                clientRedirectSource(clientRedirectURI).map { [$0] } ?? []
-            } else {
-                sources(of: webSignInDestinations(configuration.site.afterSignInURL, configuration.site.returnURLs))
-            }
+        if let clientRedirectURI {
+            formActions = clientRedirectSource(clientRedirectURI).map { [$0] } ?? []
+        } else if configuration.useJSPopup {
+            formActions = sources(of: webSignInDestinations(configuration.site.afterSignInURL, configuration.site.returnURLs))
         }
-        return header(appleJSSDKSource: source(of: configuration.appleJSSDKBaseURL), formActions: formActions)
+        let sdk = configuration.useJSSDK ? source(of: configuration.appleJSSDKBaseURL) : nil
+        return header(appleJSSDKSource: sdk, formActions: formActions)
     }
 
     /// An OpenID client's form_post answer: the page's one form posts to the client's redirect URI.
