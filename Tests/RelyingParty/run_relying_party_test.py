@@ -3,7 +3,8 @@ configured with the bridge's discovery URL, a client ID and secret, and nothing 
 
 Headless Chromium opens Apache's protected page, goes through the bridge's authorization endpoint and the Apple ID
 simulator's pages (choosing a test user), back through Apache's redirect URI, and must land on the protected page
-showing the member's `sub` -- the id the bridge's database holds for that Apple user. Also: the same through the
+showing the member's `sub` -- the id the bridge's database holds for that Apple user; then a second relying party
+(another client on another origin) signs the same browser in from its bridge session, without Apple. Also: the same through the
 bridge's re-post page (the binding cookie dropped on the way), and plain web sign-ins whose BRIDGE_AFTER_SIGN_IN_URL
 or allowed return_to lies on another origin, directly and through the re-post page. These are the flows that
 Chromium's `form-action` checks on the redirects after a form post used to block.
@@ -32,6 +33,7 @@ from cdp import Browser, free_port  # noqa: E402
 
 EXECUTABLE, RESOURCES = (os.path.abspath(argument) for argument in sys.argv[1:3])
 CLIENT_ID = "intranet-apache"
+WIKI_CLIENT_ID = "wiki-apache"
 APACHE_MODULES = "/usr/lib/apache2/modules"
 
 
@@ -76,28 +78,35 @@ def stop(process):
 
 
 class Origins:
-    """The loopback addresses of this run: the bridge, its simulator, and Apache's three origins (the protected
-    intranet, an app a web sign-in lands on, a shop an allowed return_to leads to)."""
+    """The loopback addresses of this run: the bridge, its simulator, and Apache's four origins (the protected
+    intranet and a protected wiki, two relying parties; an app a web sign-in lands on, a shop an allowed return_to
+    leads to)."""
 
     def __init__(self):
         self.bridge_port, self.simulator_port = free_port(), free_port()
         self.intranet_port, self.app_port, self.shop_port = free_port(), free_port(), free_port()
+        self.wiki_port = free_port()
         self.bridge = f"http://127.0.0.1:{self.bridge_port}"
         self.simulator = f"http://127.0.0.1:{self.simulator_port}"
         self.intranet = f"http://127.0.0.1:{self.intranet_port}"
         self.app = f"http://127.0.0.1:{self.app_port}"
         self.shop = f"http://127.0.0.1:{self.shop_port}"
         self.redirect_uri = self.intranet + "/protected/redirect_uri"
+        self.wiki = f"http://127.0.0.1:{self.wiki_port}"
+        self.wiki_redirect_uri = self.wiki + "/protected/redirect_uri"
 
 
 class Bridge:
-    """`apple-signin-bridge dev` with Apache registered as a confidential OpenID client."""
+    """`apple-signin-bridge dev` with Apache's two sites registered as confidential OpenID clients."""
 
     def __init__(self, origins, directory, client_secret):
         clients_file = os.path.join(directory, "clients.json")
         with open(clients_file, "w") as file:
             json.dump([{"client_id": CLIENT_ID, "name": "Intranet (Apache mod_auth_openidc)",
                         "redirect_uris": [origins.redirect_uri],
+                        "client_secret_sha256": hashlib.sha256(client_secret.encode()).hexdigest()},
+                       {"client_id": WIKI_CLIENT_ID, "name": "Wiki (Apache mod_auth_openidc)",
+                        "redirect_uris": [origins.wiki_redirect_uri],
                         "client_secret_sha256": hashlib.sha256(client_secret.encode()).hexdigest()}], file)
         self.database = os.path.join(directory, "bridge.sqlite3")
         # Only these settings: none of the caller's BRIDGE_/APPLE_ variables may change what is tested.
@@ -153,6 +162,7 @@ LogLevel warn
 Listen 127.0.0.1:{origins.intranet_port}
 Listen 127.0.0.1:{origins.app_port}
 Listen 127.0.0.1:{origins.shop_port}
+Listen 127.0.0.1:{origins.wiki_port}
 LoadModule mpm_event_module {APACHE_MODULES}/mod_mpm_event.so
 LoadModule authn_core_module {APACHE_MODULES}/mod_authn_core.so
 LoadModule authz_core_module {APACHE_MODULES}/mod_authz_core.so
@@ -190,6 +200,18 @@ OIDCRemoteUserClaim sub
     AddOutputFilter INCLUDES .shtml
     DirectoryIndex index.shtml
 </Location>
+
+# A second relying party: its own client, on its own origin.
+<VirtualHost 127.0.0.1:{origins.wiki_port}>
+    DocumentRoot "{documents}"
+    OIDCProviderMetadataURL {origins.bridge}/.well-known/openid-configuration
+    OIDCClientID {WIKI_CLIENT_ID}
+    OIDCClientSecret {client_secret}
+    OIDCRedirectURI {origins.wiki_redirect_uri}
+    OIDCScope "openid email"
+    OIDCPKCEMethod S256
+    OIDCRemoteUserClaim sub
+</VirtualHost>
 """
         self.config_path = os.path.join(directory, "apache2.conf")
         with open(os.open(self.config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
@@ -318,11 +340,16 @@ def apache_starts_sign_in(tab):
 
 
 def openid_sign_in(tab, user_index, label, repost=False):
-    """Apache's protected page, signed in through the bridge; the member id it shows, or None."""
+    """Apache's protected page, signed in through the bridge's login page; the member id it shows, or None."""
     page, origins = tab.page, tab.origins
     tab.fresh()
     page.navigate(origins.intranet + "/protected/")
-    if not tab.expect(f"{label}: Apache's protected page leads through the bridge to Apple's page", tab.at_simulator()):
+    at_login = page.wait_for(f"location.origin === '{origins.bridge}' && location.pathname === '/oauth/authorize'"
+                             " && document.getElementById('apple-signin') !== null", 15)
+    if not tab.expect(f"{label}: Apache's protected page leads to the bridge's login page", at_login):
+        return None
+    page.js("document.getElementById('apple-signin').click()")
+    if not tab.expect(f"{label}: ... whose Sign in with Apple leads to Apple's page", tab.at_simulator()):
         return None
     if repost:
         cookie = tab.drop_binding_cookie()
@@ -344,6 +371,23 @@ def openid_sign_in(tab, user_index, label, repost=False):
     return shown_sub if landed else None
 
 
+def second_party_single_sign_on(tab, member):
+    """Right after a sign-in through the intranet: the wiki, another client, signs this browser in from its bridge
+    session, with neither the login page nor Apple on the way, as the same member."""
+    page, origins = tab.page, tab.origins
+    page.events.clear()
+    page.navigate(origins.wiki + "/protected/")
+    landed = page.wait_for(f"location.href === '{origins.wiki}/protected/' && document.getElementById('sub') !== null"
+                           " && document.readyState === 'complete'", 20)
+    visited = [event["params"]["frame"].get("url", "") for event in page.events if event["method"] == "Page.frameNavigated"]
+    shown_sub = page.js("document.getElementById('sub').textContent.trim()") if landed else None
+    tab.expect("a second relying party (the wiki) signs the same browser in without Apple: lands on its page as the "
+               "same member", landed and member is not None and shown_sub == member, f"sub {shown_sub!r}, expected {member!r}")
+    tab.check("... and the browser saw neither the bridge's login page nor Apple's",
+              not any(url.startswith((origins.simulator, origins.bridge)) for url in visited),
+              ", ".join(urllib.parse.urlsplit(url).netloc + urllib.parse.urlsplit(url).path for url in visited))
+
+
 def openid_cancel(tab):
     """Cancel at Apple: the bridge sends the browser to Apache's redirect URI with `error=access_denied`, by the same
     kind of redirect after the simulator's form post, and nobody gets in. (mod_auth_openidc 2.4 takes any request to
@@ -352,7 +396,10 @@ def openid_cancel(tab):
     page, origins = tab.page, tab.origins
     tab.fresh()
     page.navigate(origins.intranet + "/protected/")
-    if not tab.expect("cancel at Apple: Apache's protected page leads to Apple's page", tab.at_simulator()):
+    page.wait_for(f"location.origin === '{origins.bridge}' && document.getElementById('apple-signin') !== null", 15)
+    page.js("document.getElementById('apple-signin') && document.getElementById('apple-signin').click()")
+    if not tab.expect("cancel at Apple: Apache's protected page leads through the login page to Apple's page",
+                      tab.at_simulator()):
         return
     page.js("document.querySelector('button[value=cancel]').click()")
     arrived = page.wait_for(f"location.origin === '{origins.intranet}' && location.pathname === '/protected/redirect_uri'"
@@ -410,6 +457,7 @@ def main():
         flows = [
             (apache_starts_sign_in, ()),
             (openid_sign_in, (0, "OpenID sign-in through Apache")),
+            (second_party_single_sign_on, None),
             (openid_sign_in, (0, "OpenID sign-in through Apache via the re-post page", True)),
             (openid_sign_in, (1, "OpenID sign-in through Apache as another test user")),
             (openid_cancel, ()),
@@ -425,6 +473,8 @@ def main():
         for flow, args in flows:
             began = time.time()
             try:
+                if args is None:  # the single sign-on right after the first sign-in, as the member it showed
+                    args = (next(iter(members.values()))[1] if members else None,)
                 value = flow(tab, *args)
                 if flow is openid_sign_in:
                     members[args[1]] = (args[0], value)
