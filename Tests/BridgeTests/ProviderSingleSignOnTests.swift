@@ -101,6 +101,22 @@ struct ProviderSingleSignOnTests {
         #expect(RelyingParty.parameters(refused)["error"] == "invalid_request")
     }
 
+    @Test("codes from the session share the sign-in rate limit: a signed-in browser cannot write codes without bound")
+    func singleSignOnRateLimited() throws {
+        let party = try RelyingParty(signInRequestsPerMinute: 60)
+        _ = try party.signIn(party.authorizePath())
+        var statuses: [Int] = []
+        for _ in 0..<30 {
+            let answer = try party.browser.get(party.authorizePath())
+            statuses.append(answer.status)
+            if answer.status == 429 {
+                #expect(answer.header("Retry-After") != nil && answer.header("Content-Type")?.hasPrefix("text/html") == true)
+                break
+            }
+        }
+        #expect(statuses.first == 303 && statuses.last == 429, "\(statuses)")
+    }
+
     @Test("POST /oauth/authorize takes its parameters from the form, as GET does from the query")
     func postAuthorize() throws {
         let party = try RelyingParty()

@@ -405,6 +405,22 @@ window.webkit = { messageHandlers: { appleLogin: { postMessage: (message) => {
 """
 
 
+def sign_in_link(page):
+    """What the login page's Sign in with Apple link hands the webview bridge."""
+    return page.js("({state: document.getElementById('apple-signin').dataset.state, "
+                   "nonce: document.getElementById('apple-signin').dataset.nonce, "
+                   "redirect: document.getElementById('apple-signin').dataset.redirectUri})")
+
+
+def post_native_sign_in(page, action, fields):
+    """Native code posts Apple's answer to the redirect URI inside the same webview."""
+    page.js("""((action, fields) => { const form = document.createElement('form'); form.method = 'post';
+        form.action = action; for (const [name, value] of Object.entries(fields)) { const input =
+        document.createElement('input'); input.type = 'hidden'; input.name = name; input.value = value;
+        form.appendChild(input); } document.body.appendChild(form); form.submit(); })(%s, %s)"""
+            % (json.dumps(action), json.dumps({k: fields[k] for k in ("state", "id_token", "code") if k in fields})))
+
+
 def native_fields(server, state, nonce, redirect_uri):
     """What an iOS app's native sign-in hands back: a real token for the app's bundle ID from the simulator."""
     query = urllib.parse.urlencode({"client_id": APP_BUNDLE_ID, "redirect_uri": redirect_uri,
@@ -425,9 +441,7 @@ def webview_bridge(s, server):
     script = page.call("Page.addScriptToEvaluateOnNewDocument", source=FAKE_HANDLER)["identifier"]
     try:
         page.navigate(server.base + "/login")
-        link = page.js("({state: document.getElementById('apple-signin').dataset.state, "
-                       "nonce: document.getElementById('apple-signin').dataset.nonce, "
-                       "redirect: document.getElementById('apple-signin').dataset.redirectUri})")
+        link = sign_in_link(page)
         page.js("document.getElementById('apple-signin').click()")
         time.sleep(0.3)
         messages = page.js("window.__appleLoginMessages") or []
@@ -444,13 +458,7 @@ def webview_bridge(s, server):
     finally:
         page.call("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
     fields = native_fields(server, link["state"], link["nonce"], link["redirect"])
-    # Native code posts Apple's answer to redirectURI inside the same webview.
-    page.js("""((action, fields) => { const form = document.createElement('form'); form.method = 'post';
-        form.action = action; for (const [name, value] of Object.entries(fields)) { const input =
-        document.createElement('input'); input.type = 'hidden'; input.name = name; input.value = value;
-        form.appendChild(input); } document.body.appendChild(form); form.submit(); })(%s, %s)"""
-            % (json.dumps(link["redirect"]), json.dumps({k: fields[k] for k in ("state", "id_token", "code")
-                                                              if k in fields})))
+    post_native_sign_in(page, link["redirect"], fields)
     landed = page.wait_for("location.pathname === '/session' && document.readyState === 'complete'", 15)
     check("the native post lands on /session as a webview-native sign-in", landed and
           page.js("document.getElementById('flow').dataset.flow") == "webview-native"
@@ -507,9 +515,7 @@ def webview_openid(s, server):
               and page.js("location.pathname") == "/oauth/authorize")
         if not shown:
             return
-        link = page.js("({state: document.getElementById('apple-signin').dataset.state, "
-                       "nonce: document.getElementById('apple-signin').dataset.nonce, "
-                       "redirect: document.getElementById('apple-signin').dataset.redirectUri})")
+        link = sign_in_link(page)
         page.js("document.getElementById('apple-signin').click()")
         time.sleep(0.3)
         messages = page.js("window.__appleLoginMessages") or []
@@ -519,12 +525,7 @@ def webview_openid(s, server):
     finally:
         page.call("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
     fields = native_fields(server, link["state"], link["nonce"], link["redirect"])
-    page.js("""((action, fields) => { const form = document.createElement('form'); form.method = 'post';
-        form.action = action; for (const [name, value] of Object.entries(fields)) { const input =
-        document.createElement('input'); input.type = 'hidden'; input.name = name; input.value = value;
-        form.appendChild(input); } document.body.appendChild(form); form.submit(); })(%s, %s)"""
-            % (json.dumps(link["redirect"]), json.dumps({k: fields[k] for k in ("state", "id_token", "code")
-                                                              if k in fields})))
+    post_native_sign_in(page, link["redirect"], fields)
     landed = page.wait_for(f"location.origin === 'http://127.0.0.1:{server.client.port}' && "
                            "document.getElementById('client') !== null", 15)
     answer = urllib.parse.parse_qs((page.js("location.search") or "").lstrip("?")) if landed else {}

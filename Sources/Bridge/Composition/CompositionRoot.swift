@@ -62,7 +62,8 @@ public enum CompositionRoot {
                                                             sealedStates: sealedStates))
         let idTokens = ProviderTokens(issuer: configuration.publicURL)
         let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: store, clock: clock,
-                                                              login: login, pages: pages, idTokens: idTokens, keys: providerKeys,
+                                                              login: login, rateLimit: rateLimit, pages: pages,
+                                                              idTokens: idTokens, keys: providerKeys,
                                                               metrics: metrics, logger: logger)
         let landing = SignedInLanding(sessions: sessions, returnDestination: returnDestination,
                                       afterSignInURL: configuration.site.afterSignInURL)

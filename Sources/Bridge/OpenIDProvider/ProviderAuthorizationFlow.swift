@@ -17,6 +17,7 @@ struct ProviderAuthorizationFlow: Sendable {
     let store: any Store
     let clock: WallClock
     let login: LoginPage
+    let rateLimit: SignInRateLimit
     let pages: Pages
     let idTokens: ProviderTokens
     let keys: ProviderKeyRing
@@ -88,7 +89,8 @@ struct ProviderAuthorizationFlow: Sendable {
         return visit
     }
 
-    /// Single sign-on: a code for the signed-in member, whose `auth_time` is when the session began.
+    /// Single sign-on: a code for the signed-in member, whose `auth_time` is when the session began. Each code is a
+    /// write, so it takes the sign-in rate limit's admission, in the same transaction, as a login page's attempt does.
     func handOver(_ request: Request, _ authorization: AuthorizationRequest, to visit: SignedInVisit) throws -> Response {
         let stored = ProviderAuthorization(
             stateHash: "", clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
@@ -98,7 +100,11 @@ struct ProviderAuthorizationFlow: Sendable {
         let issued = issueCode(for: stored, authTime: visit.session.createdAt)
         let user = visit.user
         metrics.increment("bridge_oidc_single_sign_ons_total", ["client_id": authorization.client.clientID])
-        return try request.answer(afterWriting: { try issued.store($0, user) }, to: store) { [self] in
+        let admission = rateLimit.admission(of: request)
+        return try request.answer(afterWriting: { transaction in
+            try admission.admit(in: transaction)
+            try issued.store(transaction, user)
+        }, to: store, isolation: SignInRateLimit.Admission.isolation) { [self] in
             handOver(issued, userID: user.id)
         }
     }
