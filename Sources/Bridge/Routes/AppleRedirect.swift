@@ -70,7 +70,7 @@ struct AppleRedirect: Sendable {
         let signInRequest = signIn.request(identity, identityToken: idToken, code: code, flow: flow,
                                            proof: .loginAttempt(stateDigest: attempt.state),
                                            displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
-                                           alongside: clientCode?.store)
+                                           alongside: landing.invitations.spending(request, then: clientCode?.store))
         let service = signIn.service
         // The rest runs after the commit and captures only what it uses: capturing `self` copied every service and
         // configuration string this route holds into the closure (about 120 references retained and released per

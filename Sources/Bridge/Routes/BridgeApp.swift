@@ -58,6 +58,8 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/api/auth/logout", api.authenticated(native.logout))
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
+        router.add("GET", "/invite", web.page(endpoints.invitations.open))
+        router.add("GET", "/auth/verify", groups.forwardAuth.endpoint(endpoints.forwardAuth.verify))
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
         router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, operational] _ in
             var response = Response.text(metrics.prometheusText(collected: operational.samples()))

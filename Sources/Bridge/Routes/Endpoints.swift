@@ -11,4 +11,6 @@ struct Endpoints: Sendable {
     let providerAuthorization: ProviderAuthorizationFlow
     let providerTokens: ProviderTokenEndpoint
     let providerUserinfo: ProviderUserinfo
+    let forwardAuth: ForwardAuth
+    let invitations: Invitations
 }

@@ -1,10 +1,12 @@
 import HTTPServer
 
 /// Where a browser lands once its sign-in committed, and with which cookies: the session's, with the login
-/// attempt's binding cookie and `return_to` cookie expired.
+/// attempt's binding cookie, `return_to` cookie and invitation cookie expired.
 struct SignedInLanding: Sendable {
     let sessions: BrowserSessions
     let returnDestination: ReturnDestination
+    /// The invitation this browser's sign-in spends, if it carries one.
+    let invitations: Invitations
     /// Where a sign-in lands without an allowed `return_to` (`BRIDGE_AFTER_SIGN_IN_URL`).
     let afterSignInURL: String
 
@@ -23,6 +25,7 @@ struct SignedInLanding: Sendable {
         if request.cookie(ReturnDestination.cookieName(forStateDigest: stateDigest)) != nil {
             response.setCookie(returnDestination.expiredCookie(stateDigest: stateDigest))
         }
+        if let invitation = Invitations.expiredCookie(request) { response.setCookie(invitation) }
         return response
     }
 }
