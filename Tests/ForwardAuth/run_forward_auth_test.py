@@ -430,17 +430,31 @@ def run_setup(setup, work, results, cert, key):
               "whose upstream received X-Auth-Request-User = the member id",
               shown and member is not None and user == member and received
               and received[-1]["X-Auth-Request-User"] == member and not received[-1]["X-Auth-Request-Groups"],
-              f"shown {user!r}, member {member!r}" if shown else where())
+              f"shown {user!r}, member {member!r}, upstream saw {received[-1] if received else None}" if shown else where())
         check(f"{label}: ... and X-Auth-Request-Email, the email the simulator shared",
               bool(received) and (received[-1]["X-Auth-Request-Email"] or "").endswith("@example.com"),
               repr(received[-1]["X-Auth-Request-Email"]) if received else "")
 
+        # The browser's own X-Auth-Request-* headers never reach the application as the bridge's answer.
+        page.call("Network.setExtraHTTPHeaders", headers={"X-Auth-Request-User": "999", "X-Auth-Request-Groups": "staff",
+                                                          "X-Auth-Request-Email": "someone@else.example"})
+        page.navigate(app_origin + "/")
+        shown, _, _ = app_page_shows("/")
+        page.call("Network.setExtraHTTPHeaders", headers={})
+        received = [seen for path, seen in upstream.requests if path == "/"]
+        check(f"{label}: headers the browser sends under those names are replaced by the bridge's answer",
+              shown and received and received[-1]["X-Auth-Request-User"] == member
+              and not received[-1]["X-Auth-Request-Groups"]
+              and received[-1]["X-Auth-Request-Email"] != "someone@else.example",
+              f"upstream saw {received[-1] if received else None}")
+
         # 3. A page that requires the group `staff`: shut to a member outside it.
-        before = len(upstream.requests)
         page.navigate(app_origin + "/staff/")
         time.sleep(0.3)
+        staff_requests = [path for path, _ in upstream.requests if path.startswith("/staff/")]
         check(f"{label}: a page requiring the group staff stays shut to a member outside it (403)",
-              page.js("document.getElementById('app') === null") and len(upstream.requests) == before, where())
+              page.js("document.getElementById('app') === null") and not staff_requests,
+              f"{where()}, upstream saw {staff_requests}, page says {page.js('document.body.innerText')[:100]!r}")
 
         # 4. An invitation: the same person signs in through the link and is in the group.
         link = bridge.invite("staff")
@@ -463,11 +477,11 @@ def run_setup(setup, work, results, cert, key):
                     "document.querySelector('form[action=\"/logout\"] [type=submit]')).click()")
             signed_out = page.wait_for("location.pathname === '/login' && location.search.includes('signed_out=1')", 15)
         check(f"{label}: signing out at the bridge", signed_out, where())
-        before = len(upstream.requests)
+        before = [path for path, _ in upstream.requests if path == "/"]
         page.navigate(app_origin + "/")
         closed = at(bridge_origin, "/login")
         check(f"{label}: after signing out the application's page is closed to that browser (sent to the login page)",
-              closed and len(upstream.requests) == before, where())
+              closed and [path for path, _ in upstream.requests if path == "/"] == before, where())
     except Exception as error:
         traceback.print_exc()
         check(f"{label}: ran to the end", False, repr(error))

@@ -4,7 +4,7 @@ import Storage
 
 /// `GET /auth/verify`: whether the browser behind a proxied request is signed in, and as whom. `200` names the
 /// member in `X-Auth-Request-User` (the member id), `X-Auth-Request-Email` (when known) and
-/// `X-Auth-Request-Groups` (a comma list; absent for a member in no group); `401` without a live session; with `?group=G` (or `G1,G2`: any of them), `403` for a
+/// `X-Auth-Request-Groups` (a comma list), each present and empty when unknown or none; `401` without a live session; with `?group=G` (or `G1,G2`: any of them), `403` for a
 /// member in none of them. Reads only: no write, no call to Apple, no rate limit. The bodies of `401` and `403`
 /// say nothing about the person.
 struct ForwardAuth: Sendable {
@@ -24,14 +24,21 @@ struct ForwardAuth: Sendable {
         if let required, !required.contains(where: { wanted in groups.contains { Self.sameBytes($0, wanted) } }) {
             throw HTTPError(403, "Signed in, but not in a group this address requires.")
         }
+        let email = user.email.flatMap { email in email.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F } ? email : nil }
         var response = Response.text("Signed in.\n")
         response.headers.set("X-Auth-Request-User", String(user.id))
-        if let email = user.email, !email.isEmpty, email.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) {
-            response.headers.set("X-Auth-Request-Email", email)
-        }
-        // libmicrohttpd sends no header with an empty value: a member in no group gets none.
-        if !groups.isEmpty { response.headers.set("X-Auth-Request-Groups", groups.joined(separator: ",")) }
+        response.headers.set("X-Auth-Request-Email", Self.fieldValue(email ?? ""))
+        response.headers.set("X-Auth-Request-Groups", Self.fieldValue(groups.joined(separator: ",")))
         return response
+    }
+
+    /// Every header is sent, empty when there is nothing to say: a proxy that copies a header the answer lacks may
+    /// pass on something else (Caddy 2.6's `copy_headers` passes its unreplaced placeholder, and the browser's own
+    /// header stays where a proxy only sets what it got). libmicrohttpd refuses an empty value, so an empty one is
+    /// a single space, which HTTP reads as the empty value (RFC 9110 §5.5: whitespace around a value is not part of
+    /// it).
+    static func fieldValue(_ value: String) -> String {
+        value.isEmpty ? " " : value
     }
 
     /// The session cookie's value; nil without one, or with two of that name (one of them planted: neither is
