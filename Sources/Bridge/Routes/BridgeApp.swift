@@ -38,7 +38,7 @@ public final class BridgeApp: Sendable {
 
     /// The route table: each route is registered through its group, takes that group's behaviour, and puts its path
     /// in that group; a path no route takes belongs to the group owning its prefix (`/api/`, `/apple/`, `/oauth/`,
-    /// `/public/`), else to the pages.
+    /// `/public/`, `/auth/`), else to the pages.
     static func routes(_ configuration: BridgeConfiguration, _ groups: RouteGroups, _ endpoints: Endpoints,
                        _ metrics: Metrics, _ operational: OperationalMetrics, _ logo: SiteLogo?) -> Router {
         let (web, api, apple, operations) = (groups.web, groups.api, groups.appleCallbacks, groups.operations)
