@@ -38,35 +38,12 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Browser"))
 from cdp import Browser, free_port  # noqa: E402
+from checks import Results, stop  # noqa: E402
 
 EXECUTABLE, RESOURCES = (os.path.abspath(argument) for argument in sys.argv[1:3])
 DOMAIN = "example.test"
 BRIDGE_HOST, APP_HOST = "bridge." + DOMAIN, "app." + DOMAIN
 SERVICES_ID = "dev.applesigninbridge.web"
-
-
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = []
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed.append(name)
-        print(f"{'ok  ' if ok else 'FAIL'} {name}" + (f" — {detail}" if detail else ""), flush=True)
-        return ok
-
-
-def stop(process):
-    if process and process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def wait_until(condition, what, log_path, process, seconds=15):

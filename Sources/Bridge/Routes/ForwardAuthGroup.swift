@@ -7,19 +7,21 @@ struct ForwardAuthGroup: Sendable {
     let group: RouteGroup
 
     init(errors: ErrorMapping<PlainTextErrorPresenter>) {
-        group = RouteGroup("forward-auth", owning: ["/auth/"], NeverStored(errors: errors))
+        // Every answer names a person or says that none is signed in: no proxy or browser may keep it.
+        group = RouteGroup("forward-auth", owning: ["/auth/"], NeverStoredAnswers(errors: errors))
     }
 
     func endpoint(_ handler: @escaping Router.Handler) -> Router.Route { group.route(handler) }
+}
 
-    /// Every answer names a person or says that none is signed in: no proxy or browser may keep it.
-    struct NeverStored: RouteMiddleware {
-        let errors: ErrorMapping<PlainTextErrorPresenter>
+/// A group's errors in its shape, and every answer, errors included, `Cache-Control: no-store` (Apple's
+/// notifications, forward auth).
+struct NeverStoredAnswers<Presenter: ErrorPresenter>: RouteMiddleware {
+    let errors: ErrorMapping<Presenter>
 
-        func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-            var response = try errors.respond(to: request, next: next)
-            response.headers.set("Cache-Control", "no-store")
-            return response
-        }
+    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+        var response = try errors.respond(to: request, next: next)
+        response.headers.set("Cache-Control", "no-store")
+        return response
     }
 }
