@@ -3,10 +3,10 @@ import HTTPServer
 import Storage
 
 /// `GET /auth/verify`: whether the browser behind a proxied request is signed in, and as whom. `200` names the
-/// member in `X-Auth-Request-User` (the member id), `X-Auth-Request-Email` (when known) and
-/// `X-Auth-Request-Groups` (a comma list), each present and empty when unknown or none; `401` without a live session; with `?group=G` (or `G1,G2`: any of them), `403` for a
-/// member in none of them. Reads only: no write, no call to Apple, no rate limit. The bodies of `401` and `403`
-/// say nothing about the person.
+/// member in `X-Auth-Request-User` (the member id), `X-Auth-Request-Email` and `X-Auth-Request-Groups` (a comma
+/// list), the last two empty when unknown or none; `401` without a live session; with `?group=G` (or `G1,G2`: any
+/// of them), `403` for a member in none of them. Reads only: no write, no call to Apple, no rate limit. The bodies
+/// of `401` and `403` say nothing about the person.
 struct ForwardAuth: Sendable {
     let store: any Store
     let clock: WallClock
