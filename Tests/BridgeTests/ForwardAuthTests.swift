@@ -196,6 +196,27 @@ struct GroupInvitationTests {
         #expect(try store.read { try $0.groups(userID: ForwardAuthTests.member(harness, .ada).id) }.isEmpty)
     }
 
+    @Test("a refused sign-in spends no invitation: a replayed callback leaves it waiting, the next sign-in spends it")
+    func failedSignInSpendsNothing() throws {
+        let harness = try BridgeHarness()
+        let made = try Invitations.create(group: "staff", lifetime: 600, publicURL: "", store: harness.app.store,
+                                          now: harness.clock.clock.now)
+        let first = TestBrowser(harness)
+        let fields = try first.authorizeAtApple(try first.openLogin(), user: .ada)
+        #expect(try first.post("/apple_redirect", form: fields).status == 303)
+        // The same callback again, now carrying the invitation: the login attempt is spent, the sign-in refused.
+        first.forget(harness.app.configuration.cookieNames.session)
+        #expect(try first.get(try Self.pathOf(made.link)).status == 303)
+        let replayed = try first.post("/apple_redirect", form: fields)
+        #expect(replayed.status >= 400)
+        let tokenHash = try #require(first.cookies[Invitations.cookieName].map { SecretTokens.digest($0.value) })
+        #expect(try harness.app.store.read { try $0.groupInvitation(tokenHash: tokenHash) }?.redeemedAt == nil)
+        #expect(try harness.app.store.read { try $0.groups(userID: ForwardAuthTests.member(harness, .ada).id) }.isEmpty)
+        // A sign-in that succeeds then spends it.
+        #expect(try first.signIn(user: .ada).status == 303)
+        #expect(try ForwardAuthTests.verify(first, query: "?group=staff").status == 200)
+    }
+
     @Test("an invitation link passes return_to on to the login page, which checks it")
     func returnTo() throws {
         let harness = try BridgeHarness(["BRIDGE_RETURN_URLS": "https://app.example.com/*"])
