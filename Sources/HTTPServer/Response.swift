@@ -44,10 +44,13 @@ public struct Cookie: Sendable, Equatable {
     public var secure = true
     public var httpOnly = true
     public var sameSite: SameSite = .lax
+    /// Nil: the cookie goes back to this host only. Set, to that domain and every host under it.
+    public var domain: String?
 
     public init(name: String, value: String, path: String = "/", maxAge: Int? = nil,
-                secure: Bool = true, httpOnly: Bool = true, sameSite: SameSite = .lax) {
+                secure: Bool = true, httpOnly: Bool = true, sameSite: SameSite = .lax, domain: String? = nil) {
         self.name = name
+        self.domain = domain
         self.value = value
         self.path = path
         self.maxAge = maxAge
@@ -57,8 +60,8 @@ public struct Cookie: Sendable, Equatable {
     }
 
     /// A cookie that tells the browser to forget `name` at `path`.
-    public static func expired(_ name: String, path: String = "/", sameSite: SameSite = .lax) -> Cookie {
-        Cookie(name: name, value: "", path: path, maxAge: 0, sameSite: sameSite)
+    public static func expired(_ name: String, path: String = "/", sameSite: SameSite = .lax, domain: String? = nil) -> Cookie {
+        Cookie(name: name, value: "", path: path, maxAge: 0, sameSite: sameSite, domain: domain)
     }
 
     /// Written as bytes into one string of the right size: appending eleven parts to a `String` cost a sign-in
@@ -68,6 +71,7 @@ public struct Cookie: Sendable, Equatable {
         let secureFlag = secure || sameSite == .none
         var count = name.utf8.count + 1 + value.utf8.count + 7 + path.utf8.count + 11 + sameSite.rawValue.utf8.count
         if let maxAgeText { count += 10 + maxAgeText.utf8.count }
+        if let domain { count += 9 + domain.utf8.count }
         if secureFlag { count += 8 }
         if httpOnly { count += 10 }
         return String(unsafeUninitializedCapacity: count) { buffer in
@@ -77,6 +81,10 @@ public struct Cookie: Sendable, Equatable {
             text.write(value)
             text.write("; Path=" as StaticString)
             text.write(path)
+            if let domain {
+                text.write("; Domain=" as StaticString)
+                text.write(domain)
+            }
             if let maxAgeText {
                 text.write("; Max-Age=" as StaticString)
                 text.write(maxAgeText)

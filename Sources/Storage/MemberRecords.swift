@@ -15,10 +15,12 @@ public struct MemberRecords: Sendable {
     public var authorizationCodes: [AuthorizationCodeRecord]
     /// The member's part in moving the app to another Apple developer team, if an export recorded one.
     public var transfer: MemberTransfer?
+    /// The groups the member is in (forward auth).
+    public var groups: [MemberGroup]
 
     public init(user: User, sessions: [Session], refreshTokens: [RefreshToken], revokedRefreshTokens: [RevokedRefreshToken],
                 appleToken: AppleTokenRecord?, providerGrants: [ProviderGrant], authorizationCodes: [AuthorizationCodeRecord],
-                transfer: MemberTransfer? = nil) {
+                transfer: MemberTransfer? = nil, groups: [MemberGroup] = []) {
         self.user = user
         self.sessions = sessions
         self.refreshTokens = refreshTokens
@@ -27,6 +29,7 @@ public struct MemberRecords: Sendable {
         self.providerGrants = providerGrants
         self.authorizationCodes = authorizationCodes
         self.transfer = transfer
+        self.groups = groups
     }
 
     /// The tables `memberRecords(userID:)` reads and, for each, the columns it reads. A test holds the schema to it:
@@ -41,6 +44,7 @@ public struct MemberRecords: Sendable {
         TableMapping.providerGrants.table: TableMapping.providerGrants.columns,
         TableMapping.authorizationCodes.table: TableMapping.authorizationCodes.columns,
         TableMapping.memberTransfers.table: TableMapping.memberTransfers.columns,
+        TableMapping.memberGroups.table: TableMapping.memberGroups.columns,
     ]
 }
 
@@ -67,6 +71,6 @@ extension StoreTransaction {
                              appleToken: try appleToken(userID: userID),
                              providerGrants: try providerGrants(userID: userID),
                              authorizationCodes: try authorizationCodes(userID: userID),
-                             transfer: try memberTransfer(userID: userID))
+                             transfer: try memberTransfer(userID: userID), groups: try groups(userID: userID))
     }
 }

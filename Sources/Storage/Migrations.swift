@@ -262,6 +262,27 @@ enum Migrations {
         // always have (its BINARY collation). The indexes are rebuilt, not the tables; on a large database the
         // upgrade holds these tables locked while it runs.
         Migration(version: 13, only: .postgres, sql: byteOrderedKeys),
+        // Member groups, joined by invitation (forward auth's `?group=`): one row per member and group, and
+        // single-use invitations kept by the digest of their token. An invitation names no member: the group row
+        // is what a redeemed one leaves, and a member's deletion takes it along.
+        Migration(version: 14) { d in """
+            CREATE TABLE member_groups (
+                user_id \(d.bigInteger) NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                group_name \(d.byteOrderedText) NOT NULL,
+                joined_at \(d.time) NOT NULL,
+                PRIMARY KEY (user_id, group_name)
+            );
+            CREATE INDEX member_groups_group_name ON member_groups (group_name);
+            CREATE TABLE group_invitations (
+                token_hash \(d.byteOrderedText) PRIMARY KEY,
+                group_name TEXT NOT NULL,
+                created_at \(d.time) NOT NULL,
+                expires_at \(d.time) NOT NULL,
+                redeemed_at \(d.time)
+            );
+            CREATE INDEX group_invitations_expires_at ON group_invitations (expires_at);
+            """
+        },
         // How an OpenID client's authorization is answered once its sign-in finishes: in the redirect URI's query,
         // or by a form the browser posts there (OAuth 2.0 Form Post Response Mode). Those started before are query.
         Migration(version: 15) { _ in

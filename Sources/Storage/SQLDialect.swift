@@ -93,6 +93,15 @@ enum SQLDialect: Sendable, CaseIterable {
         }
     }
 
+    /// TEXT that compares byte by byte, for a key or an indexed column: SQLite's BINARY collation always does;
+    /// PostgreSQL's follows the database's collation unless told (see `Migrations.byteOrderedColumns`).
+    var byteOrderedText: String {
+        switch self {
+        case .sqlite: "TEXT"
+        case .postgres: "TEXT COLLATE \"C\""
+        }
+    }
+
     /// After a table keyed by a random digest: on SQLite one B-tree per table instead of a rowid table plus the
     /// index of its key; PostgreSQL's tables are heaps with a key index either way.
     var withoutRowID: String {

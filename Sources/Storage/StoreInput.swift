@@ -19,6 +19,24 @@ package enum StoreInput {
         }
     }
 
+    /// Group names travel in a header (`X-Auth-Request-Groups`, comma-separated) and a query: 1 to 64 of
+    /// `A-Z a-z 0-9 . _ : @ -`, starting with a letter or digit.
+    package static func validateGroupName(_ name: String) throws {
+        guard isGroupName(name) else {
+            throw StoreError.invalidArgument("a group name is 1 to 64 of A-Z a-z 0-9 . _ : @ -, starting with a letter or digit")
+        }
+    }
+
+    package static func isGroupName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        func isAlphanumeric(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        guard let first = bytes.first, bytes.count <= 64, isAlphanumeric(first) else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || Array(".-_:@".utf8).contains($0) }
+    }
+
     package static func validate(_ record: AppleTokenRecord) throws {
         guard !record.encryptedRefreshToken.isEmpty else {
             throw StoreError.invalidArgument("an Apple token record needs the encrypted token")

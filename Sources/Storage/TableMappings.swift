@@ -130,3 +130,20 @@ extension TableMapping where Model == MemberTransfer {
                        importFailure: try row.text("import_failure"))
     }
 }
+
+extension TableMapping where Model == MemberGroup {
+    package static let memberGroups = TableMapping(table: "member_groups", columns: ["user_id", "group_name", "joined_at"]) { row in
+        MemberGroup(userID: try row.requiredInteger("user_id"), name: try row.requiredText("group_name"),
+                    joinedAt: try row.date("joined_at"))
+    }
+}
+
+extension TableMapping where Model == GroupInvitation {
+    package static let groupInvitations = TableMapping(table: "group_invitations", columns: [
+        "token_hash", "group_name", "created_at", "expires_at", "redeemed_at",
+    ]) { row in
+        GroupInvitation(tokenHash: try row.requiredText("token_hash"), groupName: try row.requiredText("group_name"),
+                        createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+                        redeemedAt: try row.optionalDate("redeemed_at"))
+    }
+}

@@ -26,6 +26,11 @@ Usage:
   apple-signin-bridge members delete --id ID --yes [--config FILE]
                                                 a member's data on request: find them, export everything kept, delete
                                                 (exit 3: no such member; see docs/member-requests.md)
+  apple-signin-bridge members groups --id ID [--add GROUP | --remove GROUP] [--config FILE]
+                                                show (and change) a member's groups, for forward auth's ?group=
+  apple-signin-bridge invite --group GROUP [--expires DURATION] [--config FILE]
+                                                print a single-use link: the first person who signs in through it
+                                                joins GROUP (DURATION: 7d, 12h, 30m; default 7d; docs/forward-auth.md)
   apple-signin-bridge transfer export --target-team TEAMID [--client-id ID] [--config FILE]
                                                 before moving the app to another Apple team: record each member's transfer_sub
   apple-signin-bridge transfer import [--client-id ID] [--config FILE]
@@ -38,7 +43,7 @@ Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRID
   APPLE_SERVICES_ID APPLE_BUNDLE_IDS APPLE_TEAM_ID APPLE_KEY_ID APPLE_PRIVATE_KEY_PATH APPLE_ID_URL APPLE_ISSUER
   APPLE_REQUIRE_CODE_EXCHANGE APPLE_JS_SDK APPLE_JS_POPUP APPLE_REQUIRE_NONCE BRIDGE_TRUSTED_PROXIES BRIDGE_CORS_ORIGINS
   BRIDGE_METRICS_TOKEN BRIDGE_CLIENTS_FILE BRIDGE_SITE_NAME BRIDGE_SITE_LOGO BRIDGE_AFTER_SIGN_IN_URL
-  BRIDGE_RETURN_URLS APPLE_MAX_CALLS_IN_FLIGHT — see README.md.
+  BRIDGE_RETURN_URLS APPLE_MAX_CALLS_IN_FLIGHT BRIDGE_COOKIE_DOMAIN — see README.md.
 """
 
 /// Prints one line to standard error and exits with `code`.
@@ -54,7 +59,8 @@ struct Arguments {
     var options: [String: String] = [:]
 
     /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
-    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id", "target-team"]
+    static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id", "target-team",
+                                            "group", "expires", "add", "remove"]
     /// Options without a value, kept with their dashes.
     static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes"]
 
@@ -257,6 +263,23 @@ func members() -> Never {
     exit(outcome.status.rawValue)
 }
 
+/// `invite --group G [--expires DURATION]`: prints a single-use link into a group.
+func invite() -> Never {
+    let accepted: Set<String> = ["group", "expires", "config", "resources"]
+    guard arguments.positional.isEmpty, arguments.options.keys.allSatisfy(accepted.contains) else { fail(InviteCommand.usage) }
+    let configuration = loadConfiguration(mode: .production)
+    do {
+        print(try InviteCommand.run(configuration: configuration, group: arguments.options["group"],
+                                    expires: arguments.options["expires"], logger: logger))
+        Logger.flush()
+        exit(0)
+    } catch let error as InviteCommand.InputError {
+        fail(error.description)
+    } catch {
+        fail(String(describing: error), code: 1)
+    }
+}
+
 /// `transfer export|import`: moving the members to another Apple developer team (docs/app-transfer.md).
 func transfer() -> Never {
     let configuration = loadConfiguration(mode: .production)
@@ -288,5 +311,6 @@ case "client-secret": clientSecret()
 case "keys": keys()
 case "members": members()
 case "transfer": transfer()
+case "invite": invite()
 default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }

@@ -30,25 +30,12 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Browser"))
 from cdp import Browser, free_port  # noqa: E402
+from checks import Results, stop  # noqa: E402
 
 EXECUTABLE, RESOURCES = (os.path.abspath(argument) for argument in sys.argv[1:3])
 CLIENT_ID = "intranet-apache"
 WIKI_CLIENT_ID = "wiki-apache"
 APACHE_MODULES = "/usr/lib/apache2/modules"
-
-
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = []
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed.append(name)
-        print(f"{'ok  ' if ok else 'FAIL'} {name}" + (f" — {detail}" if detail else ""), flush=True)
-        return ok
 
 
 def wait_until_answering(url, what, log_path, process):
@@ -65,16 +52,6 @@ def wait_until_answering(url, what, log_path, process):
     with open(log_path, errors="replace") as log:
         tail = log.read()[-2000:]
     raise RuntimeError(f"{what} did not come up:\n{tail}")
-
-
-def stop(process):
-    if process and process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 class Origins:

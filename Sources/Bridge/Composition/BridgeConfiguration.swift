@@ -51,6 +51,9 @@ public struct BridgeConfiguration: Sendable {
     /// APPLE_MAX_CALLS_IN_FLIGHT: calls to Apple (code exchanges, revocations, key fetches) at once; beyond it a
     /// sign-in goes on without its code exchange, or gets 503, at once instead of waiting.
     public var maxAppleCallsInFlight: Int
+    /// BRIDGE_COOKIE_DOMAIN: the domain the session cookie is sent to, so that a proxy in front of an application on
+    /// a sibling host forwards it to `/auth/verify`; nil keeps it on this host only (`__Host-`).
+    public var cookieDomain: String?
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -70,15 +73,16 @@ public struct BridgeConfiguration: Sendable {
     /// browsers still accept Secure cookies for localhost/127.0.0.1.
     public var isHTTPS: Bool { publicURL.hasPrefix("https://") }
 
-    /// The cookie names: `__Host-` prefixed when the public URL is https.
-    var cookieNames: CookieNames { CookieNames(publicURLIsHTTPS: isHTTPS) }
+    /// The cookie names: `__Host-` prefixed when the public URL is https (the session's `__Secure-` when it is
+    /// scoped to BRIDGE_COOKIE_DOMAIN).
+    var cookieNames: CookieNames { CookieNames(publicURLIsHTTPS: isHTTPS, sessionDomain: cookieDomain) }
 
     public static let keys = [
         "BRIDGE_HOST", "BRIDGE_PORT", "BRIDGE_PUBLIC_URL", "BRIDGE_DATABASE", "BRIDGE_DATABASE_POOL_SIZE", "BRIDGE_SECRET_KEY",
         "APPLE_SERVICES_ID", "APPLE_BUNDLE_IDS", "APPLE_TEAM_ID", "APPLE_KEY_ID", "APPLE_PRIVATE_KEY_PATH",
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
         "APPLE_JS_POPUP", "APPLE_REQUIRE_NONCE", "APPLE_ACCEPT_UNSENT_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
-        "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE", "APPLE_MAX_CALLS_IN_FLIGHT",
+        "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE", "APPLE_MAX_CALLS_IN_FLIGHT", "BRIDGE_COOKIE_DOMAIN",
     ] + SiteSettings.keys
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -121,6 +125,33 @@ public struct BridgeConfiguration: Sendable {
         site = try SiteSettings(settings.value)
         clients = try Self.clients(settings.value("BRIDGE_CLIENTS_FILE"))
         maxAppleCallsInFlight = try Self.count(settings, "APPLE_MAX_CALLS_IN_FLIGHT", default: 32, range: 1...10_000)
+        cookieDomain = try Self.cookieDomain(settings, publicURL: publicURL)
+    }
+
+    /// A domain name of two labels or more (a leading dot is dropped) that the public URL's host is, or is under; a
+    /// browser refuses a cookie for any other domain. Only over https: an http public URL is loopback, where a
+    /// shared parent domain does not exist.
+    static func cookieDomain(_ settings: Settings, publicURL: String) throws(ConfigurationError) -> String? {
+        guard var domain = settings.value("BRIDGE_COOKIE_DOMAIN") else { return nil }
+        if domain.utf8.first == UInt8(ascii: ".") { domain = String(domain.dropFirst()) }
+        let labels = domain.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        let isLabel: (Substring.UTF8View) -> Bool = { label in
+            !label.isEmpty && label.count <= 63 && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
+                && label.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
+        }
+        guard labels.count >= 2, labels.allSatisfy(isLabel),
+              !(labels.last.map { $0.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } } ?? true) else {
+            throw ConfigurationError("BRIDGE_COOKIE_DOMAIN", "must be a lower-case domain name of two labels or more, like example.com (got \"\(domain)\")")
+        }
+        let host = Array((URL(string: publicURL)?.host ?? "").lowercased().utf8)
+        let parent = Array(domain.utf8)
+        let isUnder = host == parent || (host.count > parent.count && host.suffix(parent.count).elementsEqual(parent)
+                                         && host[host.count - parent.count - 1] == UInt8(ascii: "."))
+        guard publicURL.hasPrefix("https://"), isUnder else {
+            throw ConfigurationError("BRIDGE_COOKIE_DOMAIN", "must be the host of an https BRIDGE_PUBLIC_URL or a domain above it (got \"\(domain)\" for \(publicURL))")
+        }
+        return domain
     }
 
     /// The raw values, blank ones read as unset.

@@ -65,7 +65,8 @@ public enum CompositionRoot {
                                                               login: login, rateLimit: rateLimit, pages: pages,
                                                               idTokens: idTokens, keys: providerKeys,
                                                               metrics: metrics, logger: logger)
-        let landing = SignedInLanding(sessions: sessions, returnDestination: returnDestination,
+        let invitations = Invitations(store: store, clock: clock, logger: logger)
+        let landing = SignedInLanding(sessions: sessions, returnDestination: returnDestination, invitations: invitations,
                                       afterSignInURL: configuration.site.afterSignInURL)
         let clients = ProviderClientAuthentication(clients: configuration.clients)
         let endpoints = Endpoints(
@@ -90,7 +91,9 @@ public enum CompositionRoot {
             providerUserinfo: ProviderUserinfo(store: store, clock: clock, accessTokens: accessTokens,
                                                clientAuthentication: clients, logger: logger),
             providerLogout: ProviderLogout(configuration: configuration, store: store, sessions: sessions, idTokens: idTokens,
-                                           keys: providerKeys, pages: pages, logger: logger))
+                                           keys: providerKeys, pages: pages, logger: logger),
+            forwardAuth: ForwardAuth(store: store, clock: clock, cookieNames: configuration.cookieNames),
+            invitations: invitations)
 
         // The route groups: the paths each owns, its error shape, session and CSRF, rate limit, Bearer
         // authentication, CORS.
@@ -108,7 +111,8 @@ public enum CompositionRoot {
             operations: OperationsGroup(errors: ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger, metrics: metrics),
                                         pages: pageAnswers),
             openIDProvider: OpenIDProviderGroup(errors: ErrorMapping(presenter: OAuthErrorPresenter(), logger: logger, metrics: metrics),
-                                                pages: web))
+                                                pages: web),
+            forwardAuth: ForwardAuthGroup(errors: ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger, metrics: metrics)))
 
         let revocationBacklog = RevocationBacklog(store: store)
         let operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
@@ -146,10 +150,7 @@ public enum CompositionRoot {
     static func memberRequests(_ configuration: BridgeConfiguration, transport: any AppleHTTPTransport,
                                logger: Logger) throws(ConfigurationError) -> MemberRequests {
         guard let secretKey = configuration.secretKey else { throw ConfigurationError("BRIDGE_SECRET_KEY", "is missing") }
-        if case let .sqlite(path) = configuration.database, !FileManager.default.fileExists(atPath: path) {
-            throw ConfigurationError("BRIDGE_DATABASE", "names no database: \(path) does not exist")
-        }
-        let store = try openStore(configuration, logger: logger)
+        let store = try existingStore(configuration, logger: logger)
         let clock = WallClock.system
         let apple = appleServices(configuration, clientKey: try clientKey(configuration), transport: transport,
                                   clock: clock, logger: logger)
@@ -157,6 +158,15 @@ public enum CompositionRoot {
         let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
                                               metrics: Metrics(), logger: logger)
         return MemberRequests(store: store, accountDeletion: accountDeletion, clock: clock, logger: logger)
+    }
+
+    /// The configured store for a command that works on what the server stored (`members`, `invite`): it must exist
+    /// already, since a mistyped SQLite path would otherwise be a new, empty database.
+    static func existingStore(_ configuration: BridgeConfiguration, logger: Logger) throws(ConfigurationError) -> any Store {
+        if case let .sqlite(path) = configuration.database, !FileManager.default.fileExists(atPath: path) {
+            throw ConfigurationError("BRIDGE_DATABASE", "names no database: \(path) does not exist")
+        }
+        return try openStore(configuration, logger: logger)
     }
 
     /// The key that signs client secrets, or nil when APPLE_TEAM_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY_PATH are unset.

@@ -13,4 +13,6 @@ enum PageRefusal: Error, Equatable {
     case deletionNotFromThisSite
     /// The request carries two cookies of one of this server's names: one of them was planted.
     case duplicateCookie
+    /// An invitation link whose token names no waiting invitation: used, expired, or cut short.
+    case invitationUnusable
 }

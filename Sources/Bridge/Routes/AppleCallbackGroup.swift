@@ -9,7 +9,7 @@ struct AppleCallbackGroup: Sendable {
 
     init(pages: PageAnswers, jsonErrors: ErrorMapping<JSONErrorPresenter>, metrics: Metrics, logger: Logger) {
         callbacks = RouteGroup("apple-callback", CountedRefusals(pages: pages, metrics: metrics, logger: logger))
-        notifications = RouteGroup("apple-notifications", owning: ["/apple/"], NotificationAnswers(errors: jsonErrors))
+        notifications = RouteGroup("apple-notifications", owning: ["/apple/"], NeverStoredAnswers(errors: jsonErrors))
     }
 
     /// The callback: fields from a urlencoded body, or from the query string of a bodiless POST (how an app's
@@ -54,16 +54,6 @@ struct AppleCallbackGroup: Sendable {
                     throw error
                 }
             }
-        }
-    }
-
-    struct NotificationAnswers: RouteMiddleware {
-        let errors: ErrorMapping<JSONErrorPresenter>
-
-        func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-            var response = try errors.respond(to: request, next: next)
-            response.headers.set("Cache-Control", "no-store")
-            return response
         }
     }
 }

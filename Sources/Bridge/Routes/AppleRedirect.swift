@@ -78,11 +78,12 @@ struct AppleRedirect: Sendable {
             nil
         }
         let (recentAttempts, landing, again, stateDigest, now) = (recentAttempts, landing, again, attempt.state, clock.now)
+        let invitations = landing.invitations
         return try signIn.finish(request, presented, signIn: { identity in
             let flow: SignInFlow = identity.audience == service.servicesID ? .web : .webviewNative
             return signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
                                   displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
-                                  alongside: clientCode?.store)
+                                  alongside: invitations.spending(request, then: clientCode?.store))
         }) { signInRequest, outcome in
             switch outcome {
             case .success, .failure(SignInFailure.loginAttemptAlreadyUsed):  // spent here, or found spent elsewhere

@@ -38,7 +38,7 @@ public final class BridgeApp: Sendable {
 
     /// The route table: each route is registered through its group, takes that group's behaviour, and puts its path
     /// in that group; a path no route takes belongs to the group owning its prefix (`/api/`, `/apple/`, `/oauth/`,
-    /// `/public/`), else to the pages.
+    /// `/public/`, `/auth/`), else to the pages.
     static func routes(_ configuration: BridgeConfiguration, _ groups: RouteGroups, _ endpoints: Endpoints,
                        _ metrics: Metrics, _ operational: OperationalMetrics, _ logo: SiteLogo?) -> Router {
         let (web, api, apple, operations) = (groups.web, groups.api, groups.appleCallbacks, groups.operations)
@@ -59,6 +59,8 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/api/auth/logout", api.authenticated(native.logout))
         router.add("GET", "/api/me", api.authenticated(native.me))
         router.add("DELETE", "/api/me", api.authenticated(native.deleteMe))
+        router.add("GET", "/invite", web.page(endpoints.invitations.open))
+        router.add("GET", "/auth/verify", groups.forwardAuth.endpoint(endpoints.forwardAuth.verify))
         router.add("GET", "/healthz", operations.endpoint { _ in .json("{\"status\":\"ok\"}") })
         router.add("GET", "/metrics", operations.endpoint(requiringBearer: configuration.metricsToken) { [metrics, operational] _ in
             var response = Response.text(metrics.prometheusText(collected: operational.samples()))

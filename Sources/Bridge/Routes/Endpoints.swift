@@ -12,4 +12,6 @@ struct Endpoints: Sendable {
     let providerTokens: ProviderTokenEndpoint
     let providerUserinfo: ProviderUserinfo
     let providerLogout: ProviderLogout
+    let forwardAuth: ForwardAuth
+    let invitations: Invitations
 }

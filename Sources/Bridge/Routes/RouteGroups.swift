@@ -8,4 +8,5 @@ struct RouteGroups: Sendable {
     let appleCallbacks: AppleCallbackGroup
     let operations: OperationsGroup
     let openIDProvider: OpenIDProviderGroup
+    let forwardAuth: ForwardAuthGroup
 }

@@ -31,7 +31,7 @@ struct SessionPages: Sendable {
         return try request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [self] _ in
             logger.info("signed_out", ["user_id": String(visit.session.userID)])
             var response = Response.redirect(to: Self.signedOutURL)
-            response.setCookie(.expired(cookieNames.session))
+            response.setCookie(cookieNames.expiredSessionCookie)
             return response
         }
     }
@@ -50,7 +50,7 @@ struct SessionPages: Sendable {
     /// a cross-site form sends none.
     func logoutWithoutSession(_ request: Request) -> Response {
         var response = Response.redirect(to: Self.signedOutURL)
-        if request.cookie(cookieNames.session) != nil { response.setCookie(.expired(cookieNames.session)) }
+        if request.cookie(cookieNames.session) != nil { response.setCookie(cookieNames.expiredSessionCookie) }
         return response
     }
 
@@ -67,7 +67,7 @@ struct SessionPages: Sendable {
                 "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
                 "nothingToRevoke": .bool(result == .none),
             ])
-            response.setCookie(.expired(cookieNames.session))
+            response.setCookie(cookieNames.expiredSessionCookie)
             return response
         }
     }

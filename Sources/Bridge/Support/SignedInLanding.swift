@@ -1,11 +1,14 @@
 import HTTPServer
 
-/// Where a browser lands once its sign-in committed, and with which cookies: the session's. The attempt's binding
-/// and `return_to` cookies stay until they expire with the attempt: they are how a repeated post of the same
-/// callback from this browser is told from another browser's, and where it lands (`RepeatedCallback`).
+/// Where a browser lands once its sign-in committed, and with which cookies: the session's, with the invitation
+/// cookie expired. The attempt's binding and `return_to` cookies stay until they expire with the attempt: they are
+/// how a repeated post of the same callback from this browser is told from another browser's, and where it lands
+/// (`RepeatedCallback`).
 struct SignedInLanding: Sendable {
     let sessions: BrowserSessions
     let returnDestination: ReturnDestination
+    /// The invitation this browser's sign-in spends, if it carries one.
+    let invitations: Invitations
     /// Where a sign-in lands without an allowed `return_to` (`BRIDGE_AFTER_SIGN_IN_URL`).
     let afterSignInURL: String
 
@@ -20,6 +23,7 @@ struct SignedInLanding: Sendable {
     func response(_ request: Request, sessionID: String, stateDigest: String, _ response: Response) -> Response {
         var response = response
         response.setCookie(sessions.cookie(sessionID: sessionID))
+        if let invitation = Invitations.expiredCookie(request) { response.setCookie(invitation) }
         return response
     }
 }

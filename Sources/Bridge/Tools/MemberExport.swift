@@ -62,6 +62,8 @@ enum MemberExport {
                     "importFailure": transfer.importFailure.map(JSONValue.string) ?? .null,
                 ]
             } ?? .null,
+            // What forward auth's `?group=` checks (docs/forward-auth.md).
+            "groups": .array(records.groups.map { ["group": .string($0.name), "joinedAt": date($0.joinedAt)] }),
             "notes": .array(notes.map(JSONValue.string)),
         ]
     }

@@ -1,4 +1,6 @@
-/// One data-subject request from the command line: `apple-signin-bridge members find|export|delete …`.
+import Storage
+
+/// One request from the command line: `apple-signin-bridge members find|export|delete|groups …`.
 public enum MemberRequest: Equatable, Sendable {
     /// How `find` names the member: Apple's `sub` (at most one member) or an email (possibly several).
     public enum Lookup: Equatable, Sendable {
@@ -10,9 +12,17 @@ public enum MemberRequest: Equatable, Sendable {
     case export(memberID: Int64)
     /// Deletes only when `confirmed` (`--yes`); otherwise says what would be deleted.
     case delete(memberID: Int64, confirmed: Bool)
+    /// Shows the member's groups (forward auth's `?group=`), after the change when one is given.
+    case groups(memberID: Int64, change: GroupChange?)
+
+    /// What `members groups` does to the member's groups.
+    public enum GroupChange: Equatable, Sendable {
+        case add(String)
+        case remove(String)
+    }
 
     public static let usage = "usage: apple-signin-bridge members find (--sub SUB | --email EMAIL)"
-        + " | export --id ID | delete --id ID --yes [--config FILE]"
+        + " | export --id ID | delete --id ID --yes | groups --id ID [--add GROUP | --remove GROUP] [--config FILE]"
 
     /// The action word, for the audit line.
     var action: String {
@@ -20,6 +30,7 @@ public enum MemberRequest: Equatable, Sendable {
         case .find: "find"
         case .export: "export"
         case .delete: "delete"
+        case .groups: "groups"
         }
     }
 
@@ -27,7 +38,7 @@ public enum MemberRequest: Equatable, Sendable {
     var memberID: Int64? {
         switch self {
         case .find: nil
-        case let .export(memberID), let .delete(memberID, _): memberID
+        case let .export(memberID), let .delete(memberID, _), let .groups(memberID, _): memberID
         }
     }
 
@@ -40,6 +51,7 @@ public enum MemberRequest: Equatable, Sendable {
         case "find": ["sub", "email"]
         case "export": ["id"]
         case "delete": ["id", "--yes"]
+        case "groups": ["id", "add", "remove"]
         default: throw .usage("unknown members action \"\(action)\"; \(usage)")
         }
         let sharedOptions: Set<String> = ["config", "resources"]
@@ -56,6 +68,14 @@ public enum MemberRequest: Equatable, Sendable {
             }
         case "export":
             return .export(memberID: try memberID(options["id"], action))
+        case "groups":
+            let change: GroupChange? = switch (options["add"], options["remove"]) {
+            case let (group?, nil): .add(try groupName(group, "--add"))
+            case let (nil, group?): .remove(try groupName(group, "--remove"))
+            case (_?, _?): throw .usage("members groups takes --add or --remove, not both")
+            case (nil, nil): nil
+            }
+            return .groups(memberID: try memberID(options["id"], action), change: change)
         default:
             return .delete(memberID: try memberID(options["id"], action), confirmed: options["--yes"] != nil)
         }
@@ -63,6 +83,13 @@ public enum MemberRequest: Equatable, Sendable {
 
     private static func nonEmpty(_ value: String, _ option: String) throws(MemberRequestError) -> String {
         guard !value.isEmpty else { throw .usage("\(option) needs a value") }
+        return value
+    }
+
+    private static func groupName(_ value: String, _ option: String) throws(MemberRequestError) -> String {
+        guard StoreInput.isGroupName(value) else {
+            throw .usage("\(option) needs a group name: 1 to 64 of A-Z a-z 0-9 . _ : @ -, starting with a letter or digit")
+        }
         return value
     }
 

@@ -58,6 +58,7 @@ public struct MemberRequests: Sendable {
             case let .find(lookup): return try find(lookup, audit)
             case let .export(memberID): return try export(memberID, audit)
             case let .delete(memberID, confirmed): return try delete(memberID, confirmed: confirmed, audit)
+            case let .groups(memberID, change): return try groups(memberID, change: change, audit)
             }
         } catch {
             audit.record(outcome: "failed")
@@ -110,6 +111,33 @@ public struct MemberRequests: Sendable {
         }
         audit.record(outcome: "deleted", appleRevocation: revocation.rawValue)
         let answer: JSONValue = ["deleted": true, "memberId": .integer(memberID), "appleRevocation": .string(revocation.rawValue)]
+        return MemberRequestOutcome(status: .done, output: answer.serialized())
+    }
+
+    /// Prints `{"memberId": ID, "groups": [...]}`, after adding or removing the group when asked to.
+    private func groups(_ memberID: Int64, change: MemberRequest.GroupChange?,
+                        _ audit: MemberRequestAudit) throws -> MemberRequestOutcome {
+        let now = clock.now
+        let found: (groups: [MemberGroup], changed: Bool)? = try store.write { transaction in
+            guard try transaction.user(id: memberID) != nil else { return nil }
+            let changed = switch change {
+            case let .add(group)?: try transaction.addGroup(userID: memberID, group: group, now: now)
+            case let .remove(group)?: try transaction.removeGroup(userID: memberID, group: group)
+            case nil: false
+            }
+            return (try transaction.groups(userID: memberID), changed)
+        }
+        guard let found else {
+            audit.record(outcome: "not_found")
+            return Self.notFound(memberID)
+        }
+        let outcome = switch change {
+        case .add?: found.changed ? "added" : "already_member"
+        case .remove?: found.changed ? "removed" : "not_member"
+        case nil: "listed"
+        }
+        audit.record(outcome: outcome)
+        let answer: JSONValue = ["memberId": .integer(memberID), "groups": .array(found.groups.map { .string($0.name) })]
         return MemberRequestOutcome(status: .done, output: answer.serialized())
     }
 

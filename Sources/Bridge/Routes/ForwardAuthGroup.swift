@@ -1,0 +1,27 @@
+import HTTPServer
+
+/// Forward auth (`/auth/`): a reverse proxy asks, for each request to an application behind it, whether the browser
+/// that made it is signed in here. Answers are one line of plain text at most and never cached; no rate limit
+/// applies, since the proxy asks on every request the application gets.
+struct ForwardAuthGroup: Sendable {
+    let group: RouteGroup
+
+    init(errors: ErrorMapping<PlainTextErrorPresenter>) {
+        // Every answer names a person or says that none is signed in: no proxy or browser may keep it.
+        group = RouteGroup("forward-auth", owning: ["/auth/"], NeverStoredAnswers(errors: errors))
+    }
+
+    func endpoint(_ handler: @escaping Router.Handler) -> Router.Route { group.route(handler) }
+}
+
+/// A group's errors in its shape, and every answer, errors included, `Cache-Control: no-store` (Apple's
+/// notifications, forward auth).
+struct NeverStoredAnswers<Presenter: ErrorPresenter>: RouteMiddleware {
+    let errors: ErrorMapping<Presenter>
+
+    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+        var response = try errors.respond(to: request, next: next)
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+}
