@@ -66,8 +66,12 @@ private func readEverything(_ request: Request) {
 
 private func checkHead(_ request: Request) {
     let problem = RequestHead.problem(isHTTP11: request.method.utf8.count % 2 == 0, headers: request.headers)
-    if problem == nil, request.headers.contains(where: { $0.name.hasSuffix(" ") || $0.name.hasSuffix("\t") }) {
-        fatalError("a header name with whitespace before its colon passed")
+    // Bytes: a space followed by a combining mark is one Character, which `hasSuffix(" ")` does not see.
+    if problem == nil, request.headers.contains(where: { $0.name.utf8.contains { $0 == 0x20 || $0 == 0x09 } }) {
+        fatalError("a header name with whitespace passed")
+    }
+    if problem == nil, request.headers.filter({ HTTPHeaders.sameName($0.name, "Authorization") }).count > 1 {
+        fatalError("two Authorization headers passed")
     }
     for field in request.headers where HTTPHeaders.sameName(field.name, "Host") && RequestHead.isHost(field.value) {
         if field.value.utf8.contains(where: { " /?#@\\\t\r\n\"<>".utf8.contains($0) || $0 >= 0x80 }) {
