@@ -98,9 +98,11 @@ if Context.environment["ASB_FUZZ_TARGETS"] == "1" {
     ]
     package.targets.append(.target(name: "CFuzzDriver", path: "Fuzz/Driver"))
     for target in fuzzTargets {
-        // Corpus and reproducers live beside the code; SwiftPM warns about excluding a folder that is absent.
+        // Corpus, reproducers and a libFuzzer dictionary live beside the code; SwiftPM warns about excluding a folder
+        // that is absent.
         let folder = Context.packageDirectory + "/Fuzz/" + target.folder
-        let data = ["corpus", "crashes"].filter { FileManager.default.fileExists(atPath: folder + "/" + $0) }
+        let dictionaries = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".dict") }
+        let data = ["corpus", "crashes"].filter { FileManager.default.fileExists(atPath: folder + "/" + $0) } + dictionaries
         package.targets.append(.executableTarget(
             name: target.name, dependencies: (target.modules + ["CFuzzDriver"]).map { .target(name: $0) },
             path: "Fuzz/" + target.folder, exclude: data))

@@ -66,21 +66,42 @@ private func readEverything(_ request: Request) {
 
 private func checkHead(_ request: Request) {
     let problem = RequestHead.problem(isHTTP11: request.method.utf8.count % 2 == 0, headers: request.headers)
-    if problem == nil, request.headers.contains(where: { $0.name.hasSuffix(" ") || $0.name.hasSuffix("\t") }) {
-        fatalError("a header name with whitespace before its colon passed")
+    // Bytes: a space followed by a combining mark is one Character, which `hasSuffix(" ")` does not see.
+    if problem == nil, request.headers.contains(where: { $0.name.utf8.contains { $0 == 0x20 || $0 == 0x09 } }) {
+        fatalError("a header name with whitespace passed")
+    }
+    if problem == nil, request.headers.filter({ HTTPHeaders.sameName($0.name, "Authorization") }).count > 1 {
+        fatalError("two Authorization headers passed")
     }
     for field in request.headers where HTTPHeaders.sameName(field.name, "Host") && RequestHead.isHost(field.value) {
         if field.value.utf8.contains(where: { " /?#@\\\t\r\n\"<>".utf8.contains($0) || $0 >= 0x80 }) {
             fatalError("a Host with a character no host has passed: \(field.value)")
         }
     }
+    // Bytes: `hasPrefix("/")` compares Characters, and `/` followed by a combining mark is one Character.
     let path = RequestHead.path(ofTarget: request.path)
-    if path != request.path, !path.hasPrefix("/") {
+    if !path.utf8.elementsEqual(request.path.utf8), path.utf8.first != UInt8(ascii: "/") {
         fatalError("an absolute-form target became a path that does not start with /: \(path)")
     }
 }
 
-/// A small site: exact routes, a prefix with static files, security headers on top.
+/// Answers every error of its group itself, marked as the group's.
+private struct MarkingMiddleware: RouteMiddleware {
+    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
+        var response: Response
+        do {
+            response = try next(request)
+        } catch let error as HTTPError {
+            response = .text(error.message, status: error.status)
+        }
+        response.headers.set("X-Group", "api")
+        return response
+    }
+}
+
+private let apiGroup = RouteGroup("api", owning: ["/api/"], MarkingMiddleware())
+
+/// A small site: exact routes, a prefix with static files, a group owning `/api/`, security headers on top.
 private let site: SecurityHeaders<Router> = {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asb-fuzz-public-\(getpid())")
     try? FileManager.default.createDirectory(at: directory.appendingPathComponent("css"), withIntermediateDirectories: true)
@@ -94,12 +115,20 @@ private let site: SecurityHeaders<Router> = {
     router.add("GET", "/login") { request in .text("login \(request.query["next"] ?? "")") }
     router.add("POST", "/apple_redirect") { request in .text("form \(request.formBody?.pairs.count ?? -1)") }
     router.addPrefix("GET", files.urlPrefix) { try files.respond(to: $0) }
+    router.add("GET", "/api/me", apiGroup.route { _ in .text("me") })
     return SecurityHeaders(router, sessionCookieNames: ["asb_session"])
 }()
 
 private func route(_ request: Request) {
     do {
         let response = try site.respond(to: request)
+        // Whatever follows `/api/` (a combining mark included), the group owning the prefix answers.
+        if request.path.utf8.starts(with: "/api/".utf8), response.headers["X-Group"] != "api" {
+            fatalError("a path under /api/ was not answered by the group owning /api/")
+        }
+        if !request.path.utf8.starts(with: "/api/".utf8), response.headers["X-Group"] != nil {
+            fatalError("a path outside /api/ was answered by the group owning /api/")
+        }
         if request.path.hasPrefix("/public/"), response.status == 200,
            response.body != Array("body{}".utf8), response.body != Array("User-agent: *".utf8), request.method != "HEAD" {
             fatalError("static files served something that is not one of its files")

@@ -50,7 +50,7 @@ public final class IdentityTokenVerifier: Sendable {
     func check(_ claims: AppleClaims, context: VerificationContext) throws(TokenRejection) -> AppleIdentity {
         try policy.checkIssuer(claims)
         let audience = try policy.audience(of: claims)
-        let isServicesID = audience == policy.servicesID
+        let isServicesID = policy.servicesID?.utf8.elementsEqual(audience.utf8) == true
         let times = try policy.checkTimes(claims, now: clock.now, maximumAge: policy.maximumAge, requireExpiry: true)
         guard let expiresAt = times.expiresAt else { throw .malformed("no exp claim") }
         guard let subject = claims.subject else { throw .missingSubject }

@@ -31,14 +31,18 @@ public struct VerificationPolicy: Sendable {
     public var clientIDs: [String] { (servicesID.map { [$0] } ?? []) + bundleIDs }
 
     func checkIssuer(_ claims: AppleClaims) throws(TokenRejection) {
-        guard issuers.contains(claims.issuer) else { throw .wrongIssuer(claims.issuer.loggable) }
+        // Byte for byte: `contains` on Strings is canonical equivalence.
+        guard issuers.contains(where: { $0.utf8.elementsEqual(claims.issuer.utf8) }) else {
+            throw .wrongIssuer(claims.issuer.loggable)
+        }
     }
 
     /// The one audience, which must be one of `clientIDs`. Apple issues one audience. Several are refused
     /// outright even when one is ours: OIDC Core 3.1.3.7 rejects tokens naming audiences this client does not
     /// trust, and one token must not serve two clients.
     func audience(of claims: AppleClaims) throws(TokenRejection) -> String {
-        guard claims.audiences.count == 1, let audience = claims.audiences.first, clientIDs.contains(audience) else {
+        guard claims.audiences.count == 1, let audience = claims.audiences.first,
+              clientIDs.contains(where: { $0.utf8.elementsEqual(audience.utf8) }) else {
             throw .wrongAudience(claims.audiences.joined(separator: ",").loggable)
         }
         return audience

@@ -6,11 +6,19 @@ extension AppleIDStandIn {
     /// `GET /auth/authorize`: validates the request like Apple and shows the consent page.
     func showAuthorizePage(_ request: Request) -> Response {
         do {
-            let authorize = try AuthorizeRequest(request.query)
+            let authorize = try registered(AuthorizeRequest(request.query))
             return HTML.response(AuthorizePage.render(authorize, users: users), formAction: consentFormAction(authorize))
         } catch {
             return errorPage(error)
         }
+    }
+
+    /// `authorize` when its redirect URI is a registered Return URL; Apple's refusal otherwise.
+    private func registered(_ authorize: AuthorizeRequest) throws(AuthorizeError) -> AuthorizeRequest {
+        guard returnURLs.allows(authorize.redirectURI) else {
+            throw AuthorizeError(code: "invalid_request", reason: "Invalid web redirect url: it is not a registered Return URL.")
+        }
+        return authorize
     }
 
     /// `POST /auth/authorize`: the consent form. Its hidden fields came back from the browser,
@@ -19,7 +27,7 @@ extension AppleIDStandIn {
         let form = request.formBody ?? FormFields()
         let authorize: AuthorizeRequest
         do {
-            authorize = try AuthorizeRequest(form)
+            authorize = try registered(AuthorizeRequest(form))
         } catch {
             return errorPage(error)
         }

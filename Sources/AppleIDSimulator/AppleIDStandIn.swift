@@ -14,6 +14,8 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
     /// page's `form-action` against those redirects too, so the auto-post page names them beside the redirect URI's
     /// origin; a relying party that redirects only to itself needs no entry.
     public let callbackDestinations: [String: [String]]
+    /// Where a sign-in may be sent (`ReturnURLs`).
+    public let returnURLs: ReturnURLs
     let logger: Logger
     let clock: @Sendable () -> Date
     let state: Lock<SimulatorState>
@@ -34,12 +36,13 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
 
     /// - Parameter clock: the simulator's notion of now (code expiry, token times, client secret checks).
     public init(issuer: String = "https://appleid.apple.com", users: [SimulatedUser] = SimulatedUser.defaults,
-                callbackDestinations: [String: [String]] = [:], logger: Logger = .silent,
+                callbackDestinations: [String: [String]] = [:], returnURLs: ReturnURLs = .loopback, logger: Logger = .silent,
                 clock: @escaping @Sendable () -> Date = { Date() }) throws {
         precondition(!users.isEmpty, "the simulator needs at least one user")
         self.issuer = issuer
         self.users = users
         self.callbackDestinations = callbackDestinations
+        self.returnURLs = returnURLs
         self.logger = logger
         self.clock = clock
         self.state = Lock(SimulatorState(keys: SigningKeyRing(current: try SigningKey.generate())))

@@ -5,6 +5,20 @@
 #include <string.h>
 #include <sys/socket.h>
 
+static char bridge_mhd_nul_in_path;
+
+void *bridge_mhd_nul_in_path_marker(void) { return &bridge_mhd_nul_in_path; }
+
+/* Called with the request target as received, before libmicrohttpd splits off the query and decodes the path. */
+static void *bridge_mhd_check_target(void *context, const char *uri, struct MHD_Connection *connection) {
+    (void)context;
+    (void)connection;
+    for (const char *at = uri; *at != '\0' && *at != '?'; at++) {
+        if (at[0] == '%' && at[1] == '0' && at[2] == '0') return &bridge_mhd_nul_in_path;
+    }
+    return NULL;
+}
+
 struct MHD_Daemon *bridge_mhd_start(const struct bridge_mhd_settings *s,
                                     MHD_AccessHandlerCallback access_handler,
                                     void *access_context,
@@ -38,6 +52,7 @@ struct MHD_Daemon *bridge_mhd_start(const struct bridge_mhd_settings *s,
                             MHD_OPTION_CONNECTION_TIMEOUT, s->connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->connection_memory_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_URI_LOG_CALLBACK, bridge_mhd_check_target, NULL,
                             s->notify_connection == NULL ? MHD_OPTION_END : MHD_OPTION_NOTIFY_CONNECTION,
                             s->notify_connection, s->notify_connection_context,
                             MHD_OPTION_END);
@@ -83,4 +98,39 @@ int bridge_mhd_connection_socket(struct MHD_Connection *connection) {
 void *bridge_mhd_socket_context(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info == NULL ? NULL : info->socket_context;
+}
+
+/* libmicrohttpd 0.9.75 hands over each field's name and value where it read them in its read buffer: the value
+   follows the name, the NUL that replaced the colon, and the whitespace it skipped. For a folded line it copies the
+   name elsewhere in the connection's memory pool (to glue the continuation onto it) and leaves the value where it
+   was, so the value no longer follows the name. Only pointers are compared until they show the two are adjacent. */
+static enum MHD_Result bridge_mhd_scan_field(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                             const char *value, size_t value_size) {
+    (void)kind;
+    (void)value_size;
+    int *folded = cls;
+    if (key == NULL || value == NULL) return MHD_YES;
+    uintptr_t name_end = (uintptr_t)key + key_size;
+    uintptr_t start = (uintptr_t)value;
+    if (start <= name_end || start - name_end > 256) {
+        *folded = 1;
+        return MHD_NO;
+    }
+    if (key[key_size] != '\0') {
+        *folded = 1;
+        return MHD_NO;
+    }
+    for (const char *at = key + key_size + 1; at < value; at++) {
+        if (*at != ' ' && *at != '\t') {
+            *folded = 1;
+            return MHD_NO;
+        }
+    }
+    return MHD_YES;
+}
+
+int bridge_mhd_has_folded_header(struct MHD_Connection *connection) {
+    int folded = 0;
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, bridge_mhd_scan_field, &folded);
+    return folded;
 }

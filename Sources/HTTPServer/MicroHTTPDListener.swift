@@ -185,11 +185,15 @@ enum MicroHTTPDCallbacks {
         guard let cls, let connection, let requestSlot, let uploadDataSize else { return .NO }
         let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
 
-        guard let existing = requestSlot.pointee else {
+        // The URI log callback leaves a marker in the slot for a path with an encoded NUL (see the shims).
+        let nulInPath = requestSlot.pointee == bridge_mhd_nul_in_path_marker()
+        guard let existing = requestSlot.pointee, !nulInPath else {
             let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "GET",
                                          path: RequestHead.path(ofTarget: url.map { String(cString: $0) } ?? "/"),
                                          isHTTP11: version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false)
             collectHeaders(connection, into: pending)
+            if nulInPath { pending.head.refuseEncodedNULInPath() }
+            if bridge_mhd_has_folded_header(connection) != 0 { pending.head.refuseFoldedLine() }
             requestSlot.pointee = Unmanaged.passRetained(pending).toOpaque()
             // Counted once its client has been admitted or refused, so that a request seen in flight is one the
             // per-client cap already counts. The completion that uncounts it runs only after this call returns.
@@ -361,7 +365,8 @@ enum MicroHTTPDCallbacks {
     }
 
     static let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, termination in
-        guard let cls, let requestSlot, let existing = requestSlot.pointee else { return }
+        guard let cls, let requestSlot, let existing = requestSlot.pointee,
+              existing != bridge_mhd_nul_in_path_marker() else { return }
         requestSlot.pointee = nil
         let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
         let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeRetainedValue()

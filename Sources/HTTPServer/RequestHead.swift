@@ -5,6 +5,9 @@ struct RequestHead {
     /// HTTP/1.1, where Host is required (libmicrohttpd answers any version but 1.0 and 1.1 itself).
     let isHTTP11: Bool
     private var invalidName = false
+    private var foldedLine = false
+    private var encodedNULInPath = false
+    private var authorizations = 0
     private var hosts = 0
     private var host = ""
     private var framing = RequestFraming.Fields()
@@ -13,29 +16,46 @@ struct RequestHead {
 
     /// One field. `name`: its name as received.
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: String) {
-        // Section 5.1: whitespace between a name and its colon gets a 400. libmicrohttpd keeps it as the end of the
-        // name. (Other bytes that a token cannot hold are left alone: no name this server reads has them.)
-        if let last = name.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+        // Section 5.1: whitespace between a name and its colon gets a 400; section 2.2: so does whitespace before
+        // the first field's name. libmicrohttpd keeps either in the name. (Other bytes that a token cannot hold are
+        // left alone: no name this server reads has them.)
+        if name.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
             invalidName = true
         } else if ASCII.equalsIgnoringCase(name, "host") {
             hosts += 1
             host = value
+        } else if ASCII.equalsIgnoringCase(name, "authorization") {
+            authorizations += 1
         } else {
             framing.add(name: name, value: value)
         }
     }
 
+    /// Section 5.2: a line continued on the next (obs-fold). libmicrohttpd cannot be asked to refuse or unfold it,
+    /// and reads it wrongly, so the listener finds it and says so here.
+    mutating func refuseFoldedLine() { foldedLine = true }
+
+    /// An encoded NUL in the target's path: libmicrohttpd decodes the path into a C string, which ends there, so
+    /// that `/metrics%00.txt` would be served as `/metrics` (and pass a front end's rules on paths or extensions).
+    mutating func refuseEncodedNULInPath() { encodedNULInPath = true }
+
     /// Why the head must be refused (400, or 501 for a transfer coding the server does not implement), or nil.
     /// `closing`: the connection must close too, where a proxy in front may have read the request's end
     /// differently: ambiguous framing, or a name that is not a name (`Content-Length : 5`).
     func problem() -> (status: Int, message: String, closing: Bool)? {
-        if invalidName { return (400, "A header name is followed by whitespace before its colon.", true) }
+        if foldedLine {
+            return (400, "A header is continued on the next line (obs-fold), which RFC 9112 §5.2 no longer allows.", true)
+        }
+        if invalidName { return (400, "A header name holds whitespace (before its colon, or before the first header).", true) }
         if let (status, message) = framing.problem(isHTTP11: isHTTP11) { return (status, message, true) }
         // Section 3.2: 400 for an HTTP/1.1 request without Host, for any request with more than one, and for an
         // invalid one.
         if hosts > 1 { return (400, "The request has more than one Host header.", false) }
         if hosts == 0 && isHTTP11 { return (400, "The request has no Host header (required since HTTP/1.1).", false) }
         if hosts == 1 && !Self.isHost(host) { return (400, "The Host header is not a host name or address.", false) }
+        if encodedNULInPath { return (400, "The request's path holds an encoded NUL (%00).", false) }
+        // RFC 9110 §5.3: a field that is not a list may appear once; which of two credentials counts is a guess.
+        if authorizations > 1 { return (400, "The request has more than one Authorization header.", false) }
         return nil
     }
 

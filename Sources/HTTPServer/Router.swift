@@ -1,4 +1,7 @@
 /// Routes by exact path and method, then by path prefix. Unknown path: 404; known path, other method: 405.
+/// Paths, prefixes and methods are compared as UTF-8 bytes: Swift's `String` comparisons are canonical equivalence
+/// over Characters, so `/api/` followed by a combining mark would not start with `/api/`, and a path written with
+/// another character that is canonically the same (KELVIN SIGN for `K`) would equal a registered one.
 ///
 /// Every answer, the router's own 404 and 405 included, runs inside the middleware of the group the path belongs
 /// to (`group(owning:)`). This is also the one place where a request resumed after a suspension takes the rest of
@@ -24,6 +27,7 @@ public struct Router: HTTPResponder {
 
     /// The routes of one exact path; the path belongs to the group of the first one registered.
     private struct PathRoutes {
+        let path: String
         let group: RouteGroup
         var byMethod: [String: Route] = [:]
     }
@@ -46,8 +50,9 @@ public struct Router: HTTPResponder {
         registrations.append(Registration(method: method, path: path, isPrefix: false, group: route.group))
         if let owner = exact[path]?.group {
             precondition(owner === route.group, "\(path) is in group \(owner.name), not \(route.group.name)")
+            precondition(exact[path]?.path.utf8.elementsEqual(path.utf8) == true, "\(path) is registered in another spelling")
         }
-        exact[path, default: PathRoutes(group: route.group)].byMethod[method] = route
+        exact[path, default: PathRoutes(path: path, group: route.group)].byMethod[method] = route
         if method == "GET" && exact[path]?.byMethod["HEAD"] == nil {
             exact[path]?.byMethod["HEAD"] = route
         }
@@ -73,15 +78,15 @@ public struct Router: HTTPResponder {
     /// The group a path belongs to: that of the routes registered for it, else that of the longest prefix owned,
     /// else the fallback. Answers the router's 404 and 405, and the listener's refusals (413, 429, 503).
     public func group(owning path: String) -> RouteGroup {
-        if let routes = exact[path] { return routes.group }
-        return owners.first { path.hasPrefix($0.prefix) }?.group ?? fallback
+        if let routes = exactRoutes(path) { return routes.group }
+        return owners.first { path.utf8.starts(with: $0.prefix.utf8) }?.group ?? fallback
     }
 
     /// What a path is counted under in metrics: its registered path, else the prefix whose route takes it, else
     /// `other`; never the path itself, which the client chooses.
     public func metricsRoute(for path: String) -> String {
-        if exact[path] != nil { return path }
-        return prefixRoutes.first { path.hasPrefix($0.prefix) }?.prefix ?? Self.otherMetricsRoute
+        if let routes = exactRoutes(path) { return routes.path }
+        return prefixRoutes.first { path.utf8.starts(with: $0.prefix.utf8) }?.prefix ?? Self.otherMetricsRoute
     }
 
     /// Every value `metricsRoute(for:)` can give, once each (a prefix may be registered for several methods).
@@ -109,13 +114,18 @@ public struct Router: HTTPResponder {
     }
 
     private func resolve(_ request: Request) -> (RouteGroup, Handler) {
-        if let routes = exact[request.path] {
-            if let route = routes.byMethod[request.method] { return (route.group, route.handler) }
+        if let routes = exactRoutes(request.path) {
+            // Two ASCII texts are canonically equal only when their bytes are; a method is an ASCII token.
+            if request.method.utf8.allSatisfy({ $0 < 0x80 }), let route = routes.byMethod[request.method] {
+                return (route.group, route.handler)
+            }
             let refusal = HTTPError.methodNotAllowed(allowing: routes.byMethod.keys)
             return (routes.group, { _ in throw refusal })
         }
-        let matching = prefixRoutes.filter { request.path.hasPrefix($0.prefix) }
-        if let match = matching.first(where: { $0.method == request.method || ($0.method == "GET" && request.method == "HEAD") }) {
+        let matching = prefixRoutes.filter { request.path.utf8.starts(with: $0.prefix.utf8) }
+        if let match = matching.first(where: {
+            $0.method.utf8.elementsEqual(request.method.utf8) || ($0.method == "GET" && request.method.utf8.elementsEqual("HEAD".utf8))
+        }) {
             return (match.route.group, match.route.handler)
         }
         if !matching.isEmpty {
@@ -125,17 +135,23 @@ public struct Router: HTTPResponder {
         return (group(owning: request.path), { _ in throw HTTPError(404, "There is no page at this address.") })
     }
 
+    /// The routes registered for exactly this path, byte for byte (the dictionary finds canonically equal keys too).
+    private func exactRoutes(_ path: String) -> PathRoutes? {
+        guard let routes = exact[path], routes.path.utf8.elementsEqual(path.utf8) else { return nil }
+        return routes
+    }
+
     /// Takes the prefixes `group` owns, the first time one of its routes is registered.
     private mutating func claim(_ group: RouteGroup) {
         for prefix in group.prefixes { own(prefix, group) }
     }
 
     private mutating func own(_ prefix: String, _ group: RouteGroup) {
-        if let owner = owners.first(where: { $0.prefix == prefix })?.group {
+        if let owner = owners.first(where: { $0.prefix.utf8.elementsEqual(prefix.utf8) })?.group {
             precondition(owner === group, "\(prefix) is owned by group \(owner.name), not \(group.name)")
             return
         }
         owners.append((prefix, group))
-        owners.sort { $0.prefix.count > $1.prefix.count }
+        owners.sort { $0.prefix.utf8.count > $1.prefix.utf8.count }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 /// ever name a file that was there; `..`, encoded or not, never reaches the file system.
 public struct StaticFiles: Sendable {
     struct File: Sendable {
+        let relativePath: String
         let body: [UInt8]
         let contentType: String
         let etag: String
@@ -25,7 +26,7 @@ public struct StaticFiles: Sendable {
             guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
             let relative = String(url.standardizedFileURL.path.dropFirst(root.path.count + 1))
             let body = Array(try Data(contentsOf: url))
-            files[relative] = File(body: body, contentType: StaticFiles.contentType(for: relative),
+            files[relative] = File(relativePath: relative, body: body, contentType: StaticFiles.contentType(for: relative),
                                    etag: "\"\(StaticFiles.fingerprint(body))\"")
         }
         self.files = files
@@ -34,12 +35,14 @@ public struct StaticFiles: Sendable {
     public var fileCount: Int { files.count }
 
     public func respond(to request: Request) throws -> Response {
-        let relative = String(request.path.dropFirst(urlPrefix.count))
+        // By bytes, as the router matched the prefix: a path's first Characters may be longer than the prefix's.
+        guard request.path.utf8.starts(with: urlPrefix.utf8) else { throw HTTPError(404, "There is no file at this address.") }
+        let relative = String(decoding: request.path.utf8.dropFirst(urlPrefix.utf8.count), as: UTF8.self)
         let segments = relative.split(separator: "/", omittingEmptySubsequences: false)
         if segments.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty || $0.contains("\\") || $0.contains("\0") }) {
             throw HTTPError(400, "That file path is not allowed.")
         }
-        guard let file = files[relative] else { throw HTTPError(404, "There is no file at this address.") }
+        guard let file = files[relative], file.relativePath.utf8.elementsEqual(relative.utf8) else { throw HTTPError(404, "There is no file at this address.") }
         var headers = HTTPHeaders([
             ("Content-Type", file.contentType),
             ("Cache-Control", "public, max-age=\(maxAge)"),

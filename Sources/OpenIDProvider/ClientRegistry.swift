@@ -57,9 +57,14 @@ public struct ClientRegistry: Sendable {
         self.clients = Dictionary(clients.map { ($0.clientID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    public func client(_ clientID: String) -> OpenIDClient? { clients[clientID] }
+    /// The client registered with exactly these bytes: the dictionary would find a canonically equal id too.
+    public func client(_ clientID: String) -> OpenIDClient? {
+        guard let client = clients[clientID], client.clientID.utf8.elementsEqual(clientID.utf8) else { return nil }
+        return client
+    }
 
-    public static func parse(_ bytes: [UInt8]) throws(ClientRegistryError) -> ClientRegistry {
+    /// `reserved`: ids the server uses itself (the JSON API's tokens name `api`), refused in any letter case.
+    public static func parse(_ bytes: [UInt8], reserving reserved: [String] = []) throws(ClientRegistryError) -> ClientRegistry {
         let document: JSONValue
         do {
             document = try JSONValue.parse(bytes)
@@ -70,7 +75,10 @@ public struct ClientRegistry: Sendable {
         var clients: [OpenIDClient] = []
         for (index, entry) in entries.enumerated() {
             let client = try parseClient(entry, index: index)
-            if clients.contains(where: { $0.clientID == client.clientID }) {
+            if reserved.contains(where: { $0.lowercased().utf8.elementsEqual(client.clientID.lowercased().utf8) }) {
+                throw ClientRegistryError("client \"\(client.clientID)\": client_id \"\(client.clientID)\" is reserved: the server uses it itself")
+            }
+            if clients.contains(where: { $0.clientID.utf8.elementsEqual(client.clientID.utf8) }) {
                 throw ClientRegistryError("client \"\(client.clientID)\": client_id is listed twice")
             }
             clients.append(client)
@@ -112,6 +120,9 @@ public struct ClientRegistry: Sendable {
             guard case let .bool(flag) = value else { throw refuse("first_party must be true or false") }
             isFirstParty = flag
         }
+        if isFirstParty, let problem = firstPartyProblem(redirectURIs: redirectURIs, isConfidential: secret != nil) {
+            throw refuse(problem)
+        }
         return OpenIDClient(clientID: clientID, name: name, redirectURIs: redirectURIs, secretSHA256: secret,
                             isFirstParty: isFirstParty, postLogoutRedirectURIs: postLogoutRedirectURIs)
     }
@@ -127,6 +138,16 @@ public struct ClientRegistry: Sendable {
             uris.append(uri)
         }
         return uris
+    }
+
+    /// First-party power (deleting the account) goes only to a client that can prove who receives its codes: one
+    /// with a secret, or one whose every redirect URI is https (an app link the operator's domain vouches for). A
+    /// public client's app scheme or loopback port can be claimed by any app on the device, which would run the
+    /// flow with its own PKCE pair and get the same power.
+    static func firstPartyProblem(redirectURIs: [String], isConfidential: Bool) -> String? {
+        if isConfidential { return nil }
+        guard let other = redirectURIs.first(where: { !$0.lowercased().utf8.starts(with: "https://".utf8) }) else { return nil }
+        return "first_party needs client_secret_sha256 or https redirect URIs only; \"\(other.prefix(200))\" can be claimed by any app on the device"
     }
 
     static func isClientID(_ id: String) -> Bool {

@@ -9,6 +9,7 @@ public enum RedirectURI {
             return "has spaces, a fragment or is too long"
         }
         guard !hasControlCharacter(uri) else { return "has a control character" }
+        guard isASCII(uri) else { return "has a character outside ASCII (percent-encode it)" }
         guard let url = URLComponents(string: uri), let scheme = url.scheme?.lowercased(), !scheme.isEmpty else {
             return "is not an absolute URI"
         }
@@ -27,20 +28,33 @@ public enum RedirectURI {
         }
     }
 
-    /// True when `presented` is `registered` exactly, or both are loopback http URIs differing only in the port
-    /// (a native app listens on whatever port the system gives it, RFC 8252 §7.3).
-    /// A presented URI with a control character (raw or percent-encoded) or a port outside 1-65535 never matches.
+    /// True when `presented` is `registered` byte for byte, or both are loopback http URIs differing only in the
+    /// port (a native app listens on whatever port the system gives it, RFC 8252 §7.3). Never by Swift's `String`
+    /// equality, which is canonical equivalence: `…/\u{212A}allback` (KELVIN SIGN) would equal `…/Kallback`.
+    /// A presented URI with a control character (raw or percent-encoded), a character outside ASCII or a port
+    /// outside 1-65535 never matches.
     public static func matches(_ presented: String, registered: String) -> Bool {
-        guard !hasControlCharacter(presented) else { return false }
-        if presented == registered { return true }
+        guard !hasControlCharacter(presented), isASCII(presented) else { return false }
+        if presented.utf8.elementsEqual(registered.utf8) { return true }
         guard let registeredURL = URLComponents(string: registered), registeredURL.scheme == "http", isLoopback(registeredURL),
               let presentedURL = URLComponents(string: presented), presentedURL.scheme == "http",
               presentedURL.fragment == nil, presentedURL.user == nil, presentedURL.password == nil,
               hasUsablePort(presented)
         else { return false }
-        return presentedURL.host == registeredURL.host && presentedURL.percentEncodedPath == registeredURL.percentEncodedPath
-            && presentedURL.percentEncodedQuery == registeredURL.percentEncodedQuery
+        return same(presentedURL.percentEncodedHost, registeredURL.percentEncodedHost)
+            && same(presentedURL.percentEncodedPath, registeredURL.percentEncodedPath)
+            && same(presentedURL.percentEncodedQuery, registeredURL.percentEncodedQuery)
     }
+
+    private static func same(_ one: String?, _ other: String?) -> Bool {
+        switch (one, other) {
+        case (nil, nil): true
+        case let (one?, other?): one.utf8.elementsEqual(other.utf8)
+        default: false
+        }
+    }
+
+    static func isASCII(_ uri: String) -> Bool { uri.utf8.allSatisfy { $0 < 0x80 } }
 
     /// A C0 control, DEL or a C1 control, as a character or percent-encoded (`%00`): a browser or a client's
     /// HTTP library may cut the URI there or read it otherwise than it was checked.
@@ -74,8 +88,11 @@ public enum RedirectURI {
         return (1...65535).contains(port)
     }
 
+    /// The host as written, not decoded: `127.0.0.%31` is not a loopback host (a client library may resolve it
+    /// otherwise, or not at all).
     static func isLoopback(_ url: URLComponents) -> Bool {
-        ["127.0.0.1", "[::1]", "::1", "localhost"].contains(url.host ?? "")
+        let host = url.percentEncodedHost ?? ""
+        return ["127.0.0.1", "[::1]", "::1", "localhost"].contains { $0.utf8.elementsEqual(host.utf8) }
     }
 
     /// `uri` with the given parameters added to its query.

@@ -54,11 +54,12 @@ extension SQLTransaction {
     }
 
     /// The member a token's `transfer_sub` claim names, moved to the token's `sub`; nil when no transfer waits
-    /// under that identifier or the new `sub` already belongs to someone.
+    /// under that identifier for the profile's team (a transfer identifier is issued for one recipient team), or
+    /// the new `sub` already belongs to someone.
     func memberMovedByTransferClaim(_ profile: AppleUserProfile, now: Date) throws -> User? {
-        guard let transferSub = profile.transferSub,
-              let pending = try select(.memberTransfers, " WHERE transfer_sub = $1 AND imported_at IS NULL",
-                                       [.text(transferSub)]).first,
+        guard let transferSub = profile.transferSub, let team = profile.transferTeam,
+              let pending = try select(.memberTransfers, " WHERE transfer_sub = $1 AND target_team = $2 AND imported_at IS NULL",
+                                       [.text(transferSub), .text(team)]).first,
               let member = try user(id: pending.userID),
               case let .moved(moved) = try move(member, to: profile, now: now)
         else { return nil }

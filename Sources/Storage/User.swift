@@ -47,14 +47,18 @@ public struct AppleUserProfile: Sendable, Equatable {
     /// The token's `transfer_sub` claim, during an app's transfer to another team: an unknown `sub` with a
     /// recorded transfer identifier signs in that member, who then keeps the new `sub`.
     public var transferSub: String?
+    /// The team this server signs in for (APPLE_TEAM_ID): a recorded transfer is honoured only when it was exported
+    /// for this team, and never without one.
+    public var transferTeam: String?
 
     public init(sub: String, email: String?, emailVerified: Bool, isPrivateEmail: Bool, displayName: String?,
-                transferSub: String? = nil) {
+                transferSub: String? = nil, transferTeam: String? = nil) {
         self.sub = sub
         self.email = email
         self.emailVerified = emailVerified
         self.isPrivateEmail = isPrivateEmail
         self.displayName = displayName
         self.transferSub = transferSub
+        self.transferTeam = transferTeam
     }
 }

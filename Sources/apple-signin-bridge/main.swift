@@ -165,7 +165,8 @@ func dev() -> Never {
     var simulatorServer: MicroHTTPDListener?
     if preliminary.appleIDURL == "https://appleid.apple.com" {
         let listener = startSimulator(bridgePort: preliminary.port,
-                                      callbackDestinations: [preliminary.redirectURI: preliminary.signInDestinationSources])
+                                      callbackDestinations: [preliminary.redirectURI: preliminary.signInDestinationSources],
+                                      returnURLs: [preliminary.redirectURI])
         simulatorServer = listener
         defaults["APPLE_ID_URL"] = "http://127.0.0.1:\(listener.port)"
     }
@@ -181,10 +182,14 @@ func dev() -> Never {
 
 /// The simulator on SIMULATOR_PORT from the environment, else the bridge's port + 1.
 /// `callbackDestinations`: where the bridge's answer to the simulator's form post may send the browser on.
-func startSimulator(bridgePort port: Int, callbackDestinations: [String: [String]]) -> MicroHTTPDListener {
+/// `returnURLs`: the Return URLs it sends sign-ins to, unless SIMULATOR_RETURN_URLS (a comma list) names others.
+func startSimulator(bridgePort port: Int, callbackDestinations: [String: [String]], returnURLs: [String]) -> MicroHTTPDListener {
     let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
+    let configured = (environment["SIMULATOR_RETURN_URLS"] ?? "").split(separator: ",")
+        .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     do {
-        let simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations, logger: logger)
+        let simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations,
+                                           returnURLs: .only(configured.isEmpty ? returnURLs : configured), logger: logger)
         let listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
                                   responder: simulator, logger: logger)
         try listener.start()

@@ -114,6 +114,31 @@ extension AppleIDSimulatorTests {
             #expect(badRedirect.status == 400)
         }
 
+        @Test("a sign-in goes only to a registered Return URL: another is refused before the consent page, and on its post")
+        func onlyRegisteredReturnURLs() throws {
+            let running = try RunningSimulator(returnURLs: .only([RunningSimulator.redirectURI]))
+            #expect(try running.signIn().status == 200)
+            for other in ["http://127.0.0.1:9/apple_redirect/", "http://127.0.0.1:10/apple_redirect", "https://evil.example/cb",
+                          "http://127.0.0.1:9/apple_redirect?x=1"] {
+                var parameters = RunningSimulator.standardAuthorizeParameters.filter { $0.0 != "redirect_uri" }
+                parameters.append(("redirect_uri", other))
+                let page = try running.get(RunningSimulator.authorizePath(parameters))
+                #expect(page.status == 400 && page.text.contains("Invalid web redirect url"), "\(other)")
+                let posted = try running.post("/auth/authorize", form: parameters + [("user", SimulatedUser.ada.sub), ("action", "continue")])
+                #expect(posted.status == 400 && !posted.text.contains("id_token"), "\(other)")
+            }
+        }
+
+        @Test("by default only URLs on a loopback host are Return URLs, written as such")
+        func loopbackByDefault() {
+            #expect(ReturnURLs.loopback.allows("http://127.0.0.1:8080/apple_redirect"))
+            #expect(ReturnURLs.loopback.allows("http://[::1]:8080/apple_redirect"))
+            #expect(ReturnURLs.loopback.allows("http://localhost/cb"))
+            #expect(!ReturnURLs.loopback.allows("https://app.example.com/apple_redirect"))
+            #expect(!ReturnURLs.loopback.allows("http://127.0.0.%31/apple_redirect"))
+            #expect(!ReturnURLs.loopback.allows("http://127.0.0.1.example.com/cb"))
+        }
+
         @Test("the auto-submit script is served by the simulator")
         func servesScript() throws {
             let running = try RunningSimulator()

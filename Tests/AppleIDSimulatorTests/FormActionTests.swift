@@ -38,7 +38,8 @@ extension AppleIDSimulatorTests {
 
         @Test("another redirect URI gets its own origin only")
         func otherRedirectURIGetsItsOriginOnly() throws {
-            let running = try RunningSimulator(callbackDestinations: Self.destinations)
+            let running = try RunningSimulator(callbackDestinations: Self.destinations,
+                                               returnURLs: .only([RunningSimulator.redirectURI, "https://other.example.com/callback"]))
             var parameters = RunningSimulator.standardAuthorizeParameters.filter { $0.0 != "redirect_uri" }
             parameters.append(("redirect_uri", "https://other.example.com/callback"))
             let response = try running.signIn(parameters)

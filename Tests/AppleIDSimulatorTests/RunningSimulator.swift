@@ -20,11 +20,11 @@ final class RunningSimulator: Sendable {
     let server: MicroHTTPDListener
     var port: Int { server.port }
 
-    init(clock: TestClock? = nil, callbackDestinations: [String: [String]] = [:]) throws {
+    init(clock: TestClock? = nil, callbackDestinations: [String: [String]] = [:], returnURLs: ReturnURLs = .loopback) throws {
         if let clock {
-            simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations, clock: { clock.now })
+            simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations, returnURLs: returnURLs, clock: { clock.now })
         } else {
-            simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations)
+            simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations, returnURLs: returnURLs)
         }
         server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
                             logger: .silent)

@@ -10,10 +10,12 @@ enum ClaimRuleFixture {
     static let servicesID = "com.example.web"
     static let bundleID = "com.example.app"
     static let otherBundleID = "com.example.watch"
+    /// A bundle ID with a K, which KELVIN SIGN (U+212A) is canonically equal to.
+    static let kioskBundleID = "com.example.Kiosk"
     static let keyID = "apple-1"
     static let apple = try! RSAPrivateKey.generate()
     static let stranger = try! RSAPrivateKey.generate()
-    static let policy = VerificationPolicy(issuers: [issuer], servicesID: servicesID, bundleIDs: [bundleID, otherBundleID])
+    static let policy = VerificationPolicy(issuers: [issuer], servicesID: servicesID, bundleIDs: [bundleID, otherBundleID, kioskBundleID])
     static let keys = StaticKeySet([keyID: apple.publicKey])
     static let clock = WallClock { now }
     static let identityVerifier = IdentityTokenVerifier(policy: policy, keys: keys, clock: clock)

@@ -101,7 +101,7 @@ final class SimulatorFixture: Sendable {
     var baseURL: String { "http://127.0.0.1:\(server.port)" }
 
     init(registerKey: Bool = true) throws {
-        simulator = try AppleIDStandIn()
+        simulator = try AppleIDStandIn(returnURLs: .only([Self.redirectURI]))
         server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
                             logger: .silent)
         try server.start()

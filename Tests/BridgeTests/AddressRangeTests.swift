@@ -69,6 +69,20 @@ struct AddressRangeTests {
         #expect(ClientAddresses.limitKey("2001:db8:1:2::1") == "2001:db8:1:2::/64")
         #expect(ClientAddresses.limitKey("2001:db8:1:3::1") != ClientAddresses.limitKey("2001:db8:1:2::1"))
         #expect(ClientAddresses.limitKey("203.0.113.5") == "203.0.113.5")
-        #expect(ClientAddresses.limitKey("::ffff:203.0.113.5") == "::ffff:203.0.113.5")
+        #expect(ClientAddresses.limitKey("::ffff:203.0.113.5") == "203.0.113.5")
+        #expect(ClientAddresses.limitKey("[::ffff:203.0.113.5]") == "203.0.113.5")
+    }
+
+    @Test("an X-Forwarded-For entry with a port is its client's address, not the proxy's")
+    func forwardedWithPort() {
+        let addresses = ClientAddresses(trustedProxies: AddressRange.loopback)
+        #expect(addresses.clientAddress(peer: "127.0.0.1", forwardedFor: ["203.0.113.5:51234"]) == "203.0.113.5")
+        #expect(addresses.clientAddress(peer: "127.0.0.1", forwardedFor: ["[2001:db8::1]:443"]) == "2001:db8::1")
+        #expect(addresses.limitKey(peer: "127.0.0.1", forwardedFor: ["203.0.113.5:51234"]) == "203.0.113.5")
+        #expect(addresses.limitKey(trustedPeer: "127.0.0.1", forwardedFor: ["203.0.113.5:51234"]) == "203.0.113.5")
+        #expect(addresses.limitKey(trustedPeer: "127.0.0.1", forwardedFor: ["::ffff:203.0.113.5"]) == "203.0.113.5")
+        for bad in ["203.0.113.5:", "203.0.113.5:x", "203.0.113.5:123456", "[2001:db8::1]:", "host:80", "[host]:80"] {
+            #expect(addresses.clientAddress(peer: "127.0.0.1", forwardedFor: [bad]) == "127.0.0.1", "\(bad)")
+        }
     }
 }

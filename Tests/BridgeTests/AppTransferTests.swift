@@ -11,13 +11,18 @@ private struct TeamKey {
     let keyID: String
     let path: String
 
-    init(teamID: String, keyID: String, registeredWith simulator: AppleIDStandIn) throws {
-        let key = try ECPrivateKey.generate()
+    let key: ECPrivateKey
+
+    init(teamID: String, keyID: String) throws {
+        key = try ECPrivateKey.generate()
         self.teamID = teamID
         self.keyID = keyID
         path = try keyDirectory() + "/AuthKey_\(keyID).p8"
         _ = FileManager.default.createFile(atPath: path, contents: Data(try key.pemString().utf8),
                                            attributes: [.posixPermissions: 0o600])
+    }
+
+    func register(with simulator: AppleIDStandIn) {
         simulator.registerClientKey(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
     }
 
@@ -33,16 +38,20 @@ struct AppTransferTests {
     static let teamA = "TEAMA12345"
     static let teamB = "TEAMB98765"
 
-    /// The server as team A, and the environment the commands run with for either team.
+    /// The server, with no team or running as `serverTeam` (as after the transfer, APPLE_TEAM_ID switched), and the
+    /// environment the commands run with for either team.
     private final class Transfer {
         let harness: BridgeHarness
         let teamA: TeamKey
         let teamB: TeamKey
 
-        init() throws {
-            harness = try BridgeHarness()
-            teamA = try TeamKey(teamID: AppTransferTests.teamA, keyID: "KEYA123456", registeredWith: harness.simulator)
-            teamB = try TeamKey(teamID: AppTransferTests.teamB, keyID: "KEYB123456", registeredWith: harness.simulator)
+        init(serverTeam: String? = nil) throws {
+            teamA = try TeamKey(teamID: AppTransferTests.teamA, keyID: "KEYA123456")
+            teamB = try TeamKey(teamID: AppTransferTests.teamB, keyID: "KEYB123456")
+            let server = [teamA, teamB].first { $0.teamID == serverTeam }
+            harness = try BridgeHarness(server?.settings ?? [:])
+            teamA.register(with: harness.simulator)
+            teamB.register(with: harness.simulator)
         }
 
         func environment(_ team: TeamKey) -> [String: String] {
@@ -144,7 +153,7 @@ struct AppTransferTests {
 
     @Test("after the move, a sign-in whose token has a new sub and the recorded transfer_sub is the old member, before any import")
     func signInWithTransferSub() throws {
-        let transfer = try Transfer()
+        let transfer = try Transfer(serverTeam: Self.teamB)
         let grace = try transfer.signIn(.grace)
         let export = try transfer.run(["export", "--target-team", Self.teamB], as: transfer.teamA)
         #expect(export.status == 0, "stdout: \(export.output)\nstderr: \(export.errors)")
@@ -168,9 +177,23 @@ struct AppTransferTests {
         #expect(transfer.harness.simulator.userMigrationCallCount == calls)
     }
 
+    @Test("a transfer_sub exported for another team than the server's (or with no APPLE_TEAM_ID) signs in nobody",
+          arguments: [AppTransferTests.teamA, nil] as [String?])
+    func transferSubForAnotherTeam(serverTeam: String?) throws {
+        let transfer = try Transfer(serverTeam: serverTeam)
+        let grace = try transfer.signIn(.grace)
+        let export = try transfer.run(["export", "--target-team", Self.teamB], as: transfer.teamA)
+        #expect(export.status == 0, "stdout: \(export.output)\nstderr: \(export.errors)")
+        transfer.harness.simulator.transferApp(toTeam: Self.teamB)
+        let after = try transfer.signIn(.grace)
+        #expect(after.memberID != grace.memberID && !after.existing)
+        #expect(try transfer.member(grace.memberID)?.providerUserID == SimulatedUser.grace.sub)
+        #expect(try transfer.transfer(grace.memberID)?.newSub == nil)
+    }
+
     @Test("a web sign-in through the simulator after the move carries transfer_sub and lands on the old member")
     func webSignInAfterMove() throws {
-        let transfer = try Transfer()
+        let transfer = try Transfer(serverTeam: Self.teamB)
         #expect(try TestBrowser(transfer.harness).signIn(user: .alan).status == 303)
         let alan = try #require(try transfer.harness.app.store.read { try $0.user(providerUserID: SimulatedUser.alan.sub) })
         let export = try transfer.run(["export", "--target-team", Self.teamB], as: transfer.teamA)

@@ -93,14 +93,17 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
-        simulator = try AppleIDStandIn()
+        let port = freeLoopbackPort()
+        // Its one Return URL is this bridge's callback, as in Apple's console.
+        var publicURL = settings["BRIDGE_PUBLIC_URL"] ?? "http://127.0.0.1:\(port)"
+        if publicURL.hasSuffix("/") { publicURL.removeLast() }
+        simulator = try AppleIDStandIn(returnURLs: .only([publicURL + "/apple_redirect"]))
         // A simulator not started yet still has its port reserved, so it can come up later ("Apple is back").
         let reserved = startSimulator ? 0 : freeLoopbackPort()
         simulatorHTTP = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: reserved),
                                    responder: simulator, logger: .silent)
         if startSimulator { try simulatorHTTP.start() }
         let simulatorURL = "http://127.0.0.1:\(startSimulator ? simulatorHTTP.port : reserved)"
-        let port = freeLoopbackPort()
         var values = [
             "BRIDGE_PORT": String(port), "BRIDGE_PUBLIC_URL": "http://127.0.0.1:\(port)",
             "BRIDGE_DATABASE": "sqlite:\(databasePath)",

@@ -16,7 +16,7 @@ final class RelyingParty {
     static let proxySecret = "proxy-secret-for-tests"
     static let proxySignedOut = "https://proxy.example.com/signed-out"
     static let firstPartyClient = "own-app"
-    static let firstPartyRedirect = "com.example.own:/oauth2redirect"
+    static let firstPartyRedirect = "https://own.example.com/oauth2redirect"
 
     let harness: BridgeHarness
     let browser: TestBrowser
@@ -290,6 +290,60 @@ struct OpenIDProviderFlowTests {
         #expect(unknown.status == 401 && unknown.body["error"] == "invalid_client")
         let grantType = try party.token([("grant_type", "password"), ("client_id", RelyingParty.publicClient)])
         #expect(grantType.body["error"] == "unsupported_grant_type")
+    }
+
+    @Test("another client presenting a confidential client's used code is refused, and the rightful client keeps its tokens")
+    func anotherClientsUsedCode() throws {
+        let party = try RelyingParty()
+        let code = try party.code(client: RelyingParty.confidentialClient, redirectURI: RelyingParty.proxyRedirect)
+        let form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", RelyingParty.proxyRedirect),
+                    ("code_verifier", party.verifier)]
+        let rightful = try party.token(form, basic: (RelyingParty.confidentialClient, RelyingParty.proxySecret))
+        #expect(rightful.status == 200)
+        // A public client has no secret to prove: it names itself and presents the code it saw.
+        let stranger = try party.token(form + [("client_id", RelyingParty.publicClient)])
+        #expect(stranger.status == 400 && stranger.body["error"] == "invalid_grant")
+        #expect(stranger.body["error_description"] == "the code was issued to another client")
+        #expect(party.harness.app.metrics.value("bridge_oidc_code_replays_total") == 0)
+        let userinfo = try party.harness.api(ProviderEndpoints.userinfo, method: "GET",
+                                             bearer: rightful.body["access_token"]?.stringValue)
+        #expect(userinfo.status == 200)
+        let refreshed = try party.token([("grant_type", "refresh_token"),
+                                         ("refresh_token", rightful.body["refresh_token"]?.stringValue ?? "")],
+                                        basic: (RelyingParty.confidentialClient, RelyingParty.proxySecret))
+        #expect(refreshed.status == 200)
+    }
+
+    @Test("another client presenting an unused code does not spend it: the rightful client still redeems it")
+    func anotherClientsUnusedCode() throws {
+        let party = try RelyingParty()
+        let code = try party.code()
+        let stranger = try party.token([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", RelyingParty.appRedirect),
+                                         ("code_verifier", party.verifier)],
+                                        basic: (RelyingParty.confidentialClient, RelyingParty.proxySecret))
+        #expect(stranger.body["error"] == "invalid_grant" && stranger.body["error_description"] == "the code was issued to another client")
+        #expect(try party.redeem(code).status == 200)
+    }
+
+    @Test("a refresh may narrow the scope; asking for more is invalid_scope and leaves the refresh token good (RFC 6749 §6)")
+    func refreshScope() throws {
+        let party = try RelyingParty()
+        let code = try #require(RelyingParty.parameters(try party.signIn(party.authorizePath(scope: "openid email")))["code"])
+        let tokens = try party.redeem(code)
+        #expect(tokens.status == 200 && tokens.body["scope"] == "openid email")
+        let refresh = try #require(tokens.body["refresh_token"]?.stringValue)
+        func refreshing(_ token: String, scope: String) throws -> (status: Int, body: JSONValue, raw: RawHTTPResponse) {
+            try party.token([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", RelyingParty.publicClient),
+                             ("scope", scope)])
+        }
+        let wider = try refreshing(refresh, scope: "openid email name")
+        #expect(wider.status == 400 && wider.body["error"] == "invalid_scope")
+        let narrower = try refreshing(refresh, scope: "openid")
+        #expect(narrower.status == 200 && narrower.body["scope"] == "openid")
+        let claims = try party.verifiedClaims(try #require(narrower.body["access_token"]?.stringValue))
+        #expect(claims["scope"] == "openid")
+        let same = try refreshing(try #require(narrower.body["refresh_token"]?.stringValue), scope: "email openid")
+        #expect(same.status == 200 && same.body["scope"] == "openid email")
     }
 
     @Test("the token endpoint shares the sign-in rate limit: 429 with Retry-After, as RFC 6749 JSON")

@@ -36,6 +36,16 @@ struct OpenIDProviderKeysTests {
                 "stderr: \(result.errors)")
     }
 
+    @Test("a client registered as `api`, the JSON API's own id, stops start-up with one line naming the key and the id")
+    func reservedClientID() throws {
+        let file = try temporaryDirectory() + "/clients.json"
+        try #"[{"client_id": "api", "name": "Looks like the API", "redirect_uris": ["https://shop.example.com/cb"]}]"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let problem = configurationProblem(["BRIDGE_CLIENTS_FILE": file])
+        #expect(problem?.description
+                == #"configuration error: BRIDGE_CLIENTS_FILE client "api": client_id "api" is reserved: the server uses it itself"#)
+    }
+
     @Test("`keys rotate` adds a key that signs from then on; the old one stays published")
     func rotate() throws {
         let directory = try temporaryDirectory()

@@ -66,6 +66,16 @@ struct RouteGroupTests {
         #expect(body["message"]?.stringValue?.isEmpty == false)
     }
 
+    @Test("a path under /api/ whose next character is a combining mark is still the API's: JSON 404, not a page",
+          arguments: ["/api/%CC%B1x", "/api/%CC%81", "/oauth/%CC%B1x"])
+    func combiningMarkAfterPrefix(path: String) throws {
+        let harness = try BridgeHarness()
+        let response = try RawHTTPClient.request(port: harness.port, path: path)
+        #expect(response.status == 404)
+        #expect(response.header("Content-Type") == "application/json", "\(path)")
+        #expect(response.headerValues("X-Content-Type-Options") == ["nosniff"])
+    }
+
     @Test("every answer that is not a page says nosniff, once: JSON, metrics, health, a static file")
     func noSniffEverywhere() throws {
         let harness = try BridgeHarness()

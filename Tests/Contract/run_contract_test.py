@@ -4,13 +4,15 @@ schemathesis (pinned in requirements.txt, configured in schemathesis.toml) gener
 operation from the schema (its examples, boundary and negative values, then random ones) and checks each answer:
 no 5xx, the status, media type, headers and body as documented. Its report (NDJSON) is read back into one line per
 operation and check. Then directed requests make the answers that generated ones reach only by chance or never
-(the rate limit's 429, a body over the limit's 413, another method's 405, an unknown path's 404) and check them the
+(the rate limit's 429, a body over the limit's 413, another method's 405, an unknown path's 404, heads and paths
+that are refused before any route: an encoded NUL, a folded header, two Authorization headers) and check them the
 same way. Loopback only, bounded in requests and time. Closing line: N passed, N failed.
 """
 import collections
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -18,6 +20,7 @@ import time
 
 import jsonschema_rs
 import requests
+from requests.structures import CaseInsensitiveDict
 import schemathesis
 import yaml
 from schemathesis.checks import not_a_server_error
@@ -246,6 +249,52 @@ def unknown_paths(base, spec):
         check_refusal(spec, f"directed GET {path} 404 as documented", path, response, 404)
 
 
+class RawResponse:
+    """Enough of `requests.Response` for `check_refusal`, read off a socket: for requests `requests` cannot send."""
+
+    def __init__(self, data):
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        self.status_code = int(lines[0].split(" ")[1]) if lines and lines[0].startswith("HTTP/1.1 ") else 0
+        self.headers = CaseInsensitiveDict()
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            self.headers[name.strip()] = value.strip()
+        self.text = body.decode("utf-8", "replace")
+
+    def json(self):
+        return json.loads(self.text)
+
+
+def raw_request(base, head):
+    """Sends `head` (the request line and header lines, without the Host line and the blank line) as is; returns what
+    the server wrote before closing (Connection: close is sent unless the head itself is what closes it)."""
+    host, port = base.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(head.encode("latin-1") + f"Host: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := connection.recv(65536):
+            data += chunk
+    return RawResponse(data)
+
+
+def hardened_heads(base, spec):
+    """Heads a front end and this server could read differently, and paths Swift's String comparisons misread:
+    refused or answered in the group's shape (issue 56)."""
+    for path in ["/api/me%00/x.js", "/oauth/userinfo%00.css"]:
+        response = requests.get(base + path, allow_redirects=False, timeout=10)
+        check_refusal(spec, f"directed GET {path} (encoded NUL) 400 as documented", path, response, 400)
+    for path in ["/api/%CC%B1x", "/oauth/%CC%B1x"]:
+        response = requests.get(base + path, allow_redirects=False, timeout=10)
+        check_refusal(spec, f"directed GET {path} (a combining mark after the prefix) 404 as documented", path, response, 404)
+    twice = raw_request(base, "GET /api/me HTTP/1.1\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n")
+    check_refusal(spec, "directed GET /api/me with two Authorization headers 400 as documented", "/api/me", twice, 400)
+    folded = raw_request(base, "POST /api/auth/nonce HTTP/1.1\r\nContent-Length: 0\r\n 5\r\n")
+    check_refusal(spec, "directed POST /api/auth/nonce with a folded header 400 as documented", "/api/auth/nonce", folded, 400)
+    check("directed folded header closes the connection", folded.headers.get("Connection", "").lower() == "close",
+          f"Connection {folded.headers.get('Connection')!r}")
+
+
 def main():
     started = time.monotonic()
     with open(SPEC) as f:
@@ -257,6 +306,7 @@ def main():
         report_schemathesis(spec, events, code, log_path)
         schema = schemathesis.openapi.from_path(SPEC)
         unknown_paths(base, spec)
+        hardened_heads(base, spec)
         other_methods(base, spec)
         too_large(base, schema, spec)
         rate_limited(base, schema)

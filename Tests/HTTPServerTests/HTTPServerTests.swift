@@ -258,3 +258,31 @@ struct MethodNotAllowedTests {
         #expect(response.bodyText == "busy\n")
     }
 }
+
+@Suite("The router compares bytes")
+struct RouterBytesTests {
+    func router() -> Router {
+        var router = Router()
+        let api = RouteGroup("api", owning: ["/api/"], NoMiddleware())
+        router.add("GET", "/Kelvin", { _ in .text("exact") })
+        router.add("GET", "/api/me", api.route { _ in .text("me") })
+        router.addPrefix("GET", "/files/", { _ in .text("file") })
+        return router
+    }
+
+    @Test("a canonically equal path (KELVIN SIGN for K) is not the registered one")
+    func canonicallyEqualPath() throws {
+        let router = router()
+        #expect(try router.respond(to: Request(method: "GET", path: "/Kelvin")).body == Array("exact".utf8))
+        #expect(throws: HTTPError.self) { try router.respond(to: Request(method: "GET", path: "/\u{212A}elvin")) }
+        #expect(router.metricsRoute(for: "/\u{212A}elvin") == Router.otherMetricsRoute)
+    }
+
+    @Test("a prefix followed by a combining mark is still that prefix: its group, its route")
+    func combiningMarkAfterPrefix() throws {
+        let router = router()
+        #expect(router.group(owning: "/api/\u{331}x").name == "api")
+        #expect(try router.respond(to: Request(method: "GET", path: "/files/\u{331}x")).body == Array("file".utf8))
+        #expect(router.metricsRoute(for: "/files/\u{301}") == "/files/")
+    }
+}

@@ -125,4 +125,48 @@ struct SmugglingTests {
             #expect(answers.last?.text == "echo:second")
         }
     }
+
+    @Test("a header continued on the next line (obs-fold) is refused with 400 and the connection closed",
+          arguments: [" 0", "\t0", "  more"])
+    func obsFold(continuation: String) throws {
+        try expectRefusedAndClosed("POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                                   + "Content-Length: 6\r\n\(continuation)\r\n", body: "name=a",
+                                   ownMessage: "A header is continued on the next line (obs-fold), which RFC 9112 §5.2 no longer allows.")
+    }
+
+    @Test("a folded line that lengthens another header's name is refused too, not read as that name")
+    func obsFoldOnAnyHeader() throws {
+        try expectRefusedAndClosed("GET /echo?value=first HTTP/1.1\r\nHost: x\r\nX-Note: a\r\n b\r\n", body: "",
+                                   ownMessage: "A header is continued on the next line (obs-fold), which RFC 9112 §5.2 no longer allows.")
+    }
+
+    @Test("whitespace before the first header's name is refused (RFC 9112 §2.2)")
+    func whitespaceBeforeFirstName() throws {
+        try expectRefusedAndClosed("GET /echo?value=first HTTP/1.1\r\n Host: x\r\n", body: "")
+    }
+
+    @Test("an encoded NUL in the path is refused with 400, not served as the path before it",
+          arguments: ["/echo%00.txt", "/echo%00", "/page%00/x.js"])
+    func encodedNULInPath(path: String) throws {
+        try withServer(responder: testRouter()) { server in
+            let answer = try RawHTTPClient.request(port: server.port, path: path + "?value=nul")
+            #expect(answer.status == 400)
+            #expect(!answer.text.contains("echo:") && !answer.text.contains("hello"))
+            #expect(answer.text == "The request's path holds an encoded NUL (%00).\n")
+            let plain = try RawHTTPClient.request(port: server.port, path: "/echo?value=a%00b")
+            #expect(plain.status == 200)
+        }
+    }
+
+    @Test("two Authorization headers are refused with 400: neither is chosen")
+    func twoAuthorizationHeaders() throws {
+        try withServer(responder: testRouter()) { server in
+            let answers = try responses(port: server.port, raw: "GET /echo?value=x HTTP/1.1\r\nHost: x\r\n"
+                                        + "Authorization: Bearer one\r\nAuthorization: Bearer two\r\nConnection: close\r\n\r\n")
+            #expect(answers.map(\.status) == [400])
+            #expect(answers.first?.text == "The request has more than one Authorization header.\n")
+            let one = try RawHTTPClient.request(port: server.port, path: "/echo?value=y", headers: [("Authorization", "Bearer one")])
+            #expect(one.status == 200)
+        }
+    }
 }

@@ -28,6 +28,8 @@ struct OpenIDProviderTests {
         ("http://127.0.0.1:65535/cb", true), ("https://app.example.com:/cb", true), ("https://app.example.com:x/cb", false),
         ("https://app.example.com/cb%00", false), ("https://app.example.com/cb\u{0}", false),
         ("https://app.example.com/c%7fb", false), ("https://app.example.com/c%C2%A0b", true),
+        ("https://app.example.com/\u{212A}allback", false), ("https://app.example.com/caf\u{E9}", false),
+        ("https://app.\u{E9}xample.com/cb", false), ("http://127.0.0.%31/cb", false), ("http://%6Cocalhost/cb", false),
     ])
     func registrable(uri: String, allowed: Bool) {
         let problem = RedirectURI.problem(uri)
@@ -51,6 +53,12 @@ struct OpenIDProviderTests {
         ("com.example.app:/oauth2redirect%00", "com.example.app:/oauth2redirect", false),
         ("com.example.app:/oauth2redirect\u{0}", "com.example.app:/oauth2redirect", false),
         ("https://proxy.example.com/oauth2/callback\u{1F}", "https://proxy.example.com/oauth2/callback", false),
+        // Byte for byte: KELVIN SIGN is canonically equivalent to K, and Swift's == would say they are equal.
+        ("https://proxy.example.com/oauth2/\u{212A}allback", "https://proxy.example.com/oauth2/Kallback", false),
+        ("https://proxy.example.com/oauth2/cafe\u{301}", "https://proxy.example.com/oauth2/caf\u{E9}", false),
+        ("http://127.0.0.%31:5000/callback", "http://127.0.0.1/callback", false),
+        ("http://%6Cocalhost:5000/callback", "http://localhost/callback", false),
+        ("http://127.0.0.1:5000/c%61llback", "http://127.0.0.1/callback", false),
     ])
     func matching(presented: String, registered: String, matches: Bool) {
         #expect(RedirectURI.matches(presented, registered: registered) == matches)
@@ -166,13 +174,43 @@ struct OpenIDProviderTests {
     func goodClients() throws {
         let hex = SHA256.hexDigest("s3cret")
         let json = #"[{"client_id":"web","name":"Web","redirect_uris":["https://a.example/cb"],"client_secret_sha256":"\#(hex)"},"# +
-            #"{"client_id":"android","name":"Android","redirect_uris":["com.example.app:/cb","http://127.0.0.1/cb"],"first_party":true}]"#
-        let registry = try ClientRegistry.parse(Array(json.utf8))
+            #"{"client_id":"android","name":"Android","redirect_uris":["com.example.app:/cb","http://127.0.0.1/cb"]},"# +
+            #"{"client_id":"own","name":"Own app","redirect_uris":["https://app.example.com/open"],"first_party":true},"# +
+            #"{"client_id":"own-web","name":"Own site","redirect_uris":["http://127.0.0.1/cb"],"client_secret_sha256":"\#(hex)","first_party":true}]"#
+        let registry = try ClientRegistry.parse(Array(json.utf8), reserving: ["api"])
         let web = try #require(registry.client("web"))
         #expect(web.isConfidential && web.secretMatches("s3cret") && !web.secretMatches("s3cret "))
         #expect(!web.isFirstParty)
         #expect(registry.client("android")?.isConfidential == false)
-        #expect(registry.client("android")?.isFirstParty == true)
+        #expect(registry.client("android")?.isFirstParty == false)
+        #expect(registry.client("own")?.isFirstParty == true && registry.client("own-web")?.isFirstParty == true)
+    }
+
+    @Test("a client id the server uses itself is refused, in any letter case", arguments: ["api", "API", "Api"])
+    func reservedClientID(id: String) {
+        let json = #"[{"client_id":"\#(id)","name":"A","redirect_uris":["https://a.example/cb"]}]"#
+        #expect(throws: ClientRegistryError("client \"\(id)\": client_id \"\(id)\" is reserved: the server uses it itself")) {
+            try ClientRegistry.parse(Array(json.utf8), reserving: ["api"])
+        }
+    }
+
+    @Test("first_party on a public client whose code could go to another app on the device is refused",
+          arguments: [["com.example.app:/cb"], ["http://127.0.0.1/cb"], ["https://a.example/cb", "com.example.app:/cb"]])
+    func publicFirstPartyRefused(uris: [String]) {
+        let list = uris.map { "\"\($0)\"" }.joined(separator: ",")
+        let json = #"[{"client_id":"own","name":"Own","redirect_uris":[\#(list)],"first_party":true}]"#
+        var description = "accepted"
+        do { _ = try ClientRegistry.parse(Array(json.utf8)) } catch { description = error.description }
+        #expect(description.hasPrefix(#"client "own": first_party needs client_secret_sha256 or https redirect URIs only"#),
+                "\(description)")
+        #expect(!description.contains("\n"))
+    }
+
+    @Test("a client is found by its id byte for byte, never by a canonically equal one")
+    func clientIDBytes() {
+        let registry = ClientRegistry([OpenIDClient(clientID: "Kiosk", name: "Kiosk", redirectURIs: ["https://k.example/cb"])])
+        #expect(registry.client("Kiosk") != nil)
+        #expect(registry.client("\u{212A}iosk") == nil)
     }
 
     @Test("discovery lists every endpoint under the issuer, code, S256 and RS256 only")

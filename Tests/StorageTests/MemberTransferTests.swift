@@ -101,6 +101,14 @@ extension StoreBehaviour {
                 try store.write { try $0.recordTransferExport(userID: one, transferSub: "t.one", targetTeam: Self.teamB, now: t0) }
                 var profile = appleProfile(sub: "new.one", email: "one@example.com")
                 profile.transferSub = "t.one"
+                // Exported for team B: signing in for another team, or for no team, it is nobody.
+                for team in ["TEAMC00000", nil] as [String?] {
+                    var elsewhere = profile
+                    elsewhere.sub = "new.one.\(team ?? "none")"
+                    elsewhere.transferTeam = team
+                    #expect(try store.write { try $0.upsertAppleUser(elsewhere, now: t0 + 30) }.created)
+                }
+                profile.transferTeam = Self.teamB
                 let signedIn = try store.write { try $0.upsertAppleUser(profile, now: t0 + 60) }
                 #expect(!signedIn.created)
                 #expect(signedIn.user.id == one)
@@ -115,7 +123,7 @@ extension StoreBehaviour {
                 stranger.transferSub = "t.unknown"
                 let created = try store.write { try $0.upsertAppleUser(stranger, now: t0) }
                 #expect(created.created)
-                #expect(try store.read { try $0.countUsers() } == 3)
+                #expect(try store.read { try $0.countUsers() } == 5)
             }
         }
 

@@ -10,7 +10,7 @@ extension BridgeConfiguration {
             throw ConfigurationError("BRIDGE_CLIENTS_FILE", "cannot read \(path)")
         }
         do {
-            return try ClientRegistry.parse(Array(data))
+            return try ClientRegistry.parse(Array(data), reserving: [AccessTokens.apiClientID])
         } catch {
             throw ConfigurationError("BRIDGE_CLIENTS_FILE", error.description)
         }

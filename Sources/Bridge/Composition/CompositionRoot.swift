@@ -48,7 +48,7 @@ public enum CompositionRoot {
             verifier: apple.verifier, exchanger: exchanger,
             service: SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
                                    servicesID: configuration.servicesID, replayLeeway: apple.verifier.policy.leeway,
-                                   metrics: metrics, logger: logger),
+                                   metrics: metrics, logger: logger, transferTeam: configuration.teamID),
             requireNonce: configuration.requireNonce)
         let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
                                               metrics: metrics, logger: logger)

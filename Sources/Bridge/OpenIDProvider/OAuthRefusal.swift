@@ -17,6 +17,7 @@ struct OAuthRefusal: Error, Equatable {
 
     static func invalidRequest(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_request", description: description) }
     static func invalidGrant(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_grant", description: description) }
+    static func invalidScope(_ description: String) -> OAuthRefusal { .init(status: 400, error: "invalid_scope", description: description) }
     static func invalidClient(_ description: String) -> OAuthRefusal { .init(status: 401, error: "invalid_client", description: description) }
     static func invalidToken(_ description: String) -> OAuthRefusal { .init(status: 401, error: "invalid_token", description: description) }
     /// No credentials at all: RFC 6750 §3.1 sends no error code then.

@@ -6,8 +6,9 @@ import OpenIDProvider
 import Storage
 
 /// `POST /oauth/token`: the authorization-code grant (single use, bound to client, redirect URI and PKCE verifier;
-/// a second redemption revokes what the first issued) and the refresh-token grant (rotation with the JSON API's
-/// reuse detection). Answers carry an RFC 9068 access token, a refresh token and an ID token.
+/// a second redemption by the same client revokes what the first issued; another client's presentation is refused
+/// and changes nothing) and the refresh-token grant (rotation with the JSON API's reuse detection; a narrower
+/// `scope` narrows what it issues, a wider one is `invalid_scope`). Answers carry an RFC 9068 access token, a refresh token and an ID token.
 struct ProviderTokenEndpoint: Sendable {
     static let idTokenLifetime: TimeInterval = 3600
     static let sessionFlow = "openid"
@@ -90,6 +91,11 @@ struct ProviderTokenEndpoint: Sendable {
             case .unknown, .expired:
                 return .failure(.invalidGrant("the code is unknown or has expired"))
             case let .replayed(record):
+                // Anyone may present a code they saw; only the client it was issued to (authenticated above) may
+                // set off the revocation of what it gave that client.
+                guard record.clientID.utf8.elementsEqual(client.clientID.utf8) else {
+                    return .failure(.invalidGrant("the code was issued to another client"))
+                }
                 // A code presented twice was intercepted, or the client is broken: what it issued goes too.
                 var refusal = OAuthRefusal.invalidGrant("the code was already presented and refused; it gave no tokens")
                 if let family = record.familyID {
@@ -99,6 +105,10 @@ struct ProviderTokenEndpoint: Sendable {
                 refusal.replay = .code(clientID: record.clientID)
                 return .failure(refusal)
             case let .redeemed(record):
+                // Thrown, so that the write is undone: another client's presentation does not spend the code.
+                guard record.clientID.utf8.elementsEqual(client.clientID.utf8) else {
+                    throw OAuthRefusal.invalidGrant("the code was issued to another client")
+                }
                 if let refusal = Self.check(record, client: client, redirectURI: redirectURI, verifier: verifier) {
                     return .failure(refusal)
                 }
@@ -114,8 +124,8 @@ struct ProviderTokenEndpoint: Sendable {
     /// The bindings a redeemed code must meet; nil when it meets them all.
     static func check(_ record: AuthorizationCodeRecord, client: OpenIDClient, redirectURI: String,
                       verifier: String?) -> OAuthRefusal? {
-        guard record.clientID == client.clientID else { return .invalidGrant("the code was issued to another client") }
-        guard record.redirectURI == redirectURI else { return .invalidGrant("redirect_uri differs from the authorization request") }
+        guard record.clientID.utf8.elementsEqual(client.clientID.utf8) else { return .invalidGrant("the code was issued to another client") }
+        guard record.redirectURI.utf8.elementsEqual(redirectURI.utf8) else { return .invalidGrant("redirect_uri differs from the authorization request") }
         switch (record.codeChallenge, verifier) {
         case (nil, nil): return nil
         case (nil, _?): return .invalidGrant("no code_challenge was sent, so no code_verifier is expected")
@@ -144,14 +154,15 @@ struct ProviderTokenEndpoint: Sendable {
         guard let presented = form["refresh_token"], !presented.isEmpty else {
             throw OAuthRefusal.invalidRequest("refresh_token is missing")
         }
+        let requested = form["scope"].flatMap { $0.isEmpty ? nil : $0.split(separator: " ").map(String.init) }
         let presentation = SessionIssuer.presentation(of: presented, by: .client(id: client.clientID), now: clock.now)
         return { [sessionIssuer] transaction in
             let anotherClients = OAuthRefusal.invalidGrant("the refresh token is unknown or was issued to another client")
             switch try sessionIssuer.rotate(presentation, in: transaction, refusingAnotherHoldersWith: anotherClients) {
             case let .rotated(user, sessionIDHash, refreshToken, grant?):
+                let scopes = try Self.scopes(requested, granted: grant.scope.split(separator: " ").map(String.init))
                 return .success(Grant(user: user, sessionIDHash: sessionIDHash, refreshToken: refreshToken,
-                                      scopes: grant.scope.split(separator: " ").map(String.init), nonce: nil,
-                                      authTime: grant.authTime))
+                                      scopes: scopes, nonce: nil, authTime: grant.authTime))
             case .rotated(_, _, _, nil):
                 throw anotherClients  // not reached: a client's rotation always has its grant
             case .reused:
@@ -166,6 +177,16 @@ struct ProviderTokenEndpoint: Sendable {
                 return .failure(.invalidGrant("the refresh token is unknown or has expired"))
             }
         }
+    }
+
+    /// RFC 6749 §6: a refresh may ask for the granted scopes or fewer. More is `invalid_scope`, thrown so that the
+    /// rotation is undone and the presented token stays good.
+    static func scopes(_ requested: [String]?, granted: [String]) throws -> [String] {
+        guard let requested else { return granted }
+        if let wider = requested.first(where: { asked in !granted.contains { $0.utf8.elementsEqual(asked.utf8) } }) {
+            throw OAuthRefusal.invalidScope("the scope \(wider.prefix(100)) was not granted; a refresh cannot widen the scope")
+        }
+        return granted.filter { scope in requested.contains { $0.utf8.elementsEqual(scope.utf8) } }
     }
 
     private func tokenResponse(_ grant: Grant, client: OpenIDClient) throws -> Response {

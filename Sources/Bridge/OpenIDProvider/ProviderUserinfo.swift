@@ -24,13 +24,13 @@ struct ProviderUserinfo: Sendable {
         guard let claims = accessTokens.verify(token, now: now) else {
             throw OAuthRefusal.invalidToken("the access token is invalid or expired")
         }
-        let permissions = TokenPermissions(clientID: claims.clientID, scopes: claims.scopes,
+        guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
+              session.userID == claims.userID else { throw OAuthRefusal.invalidToken("the session has ended") }
+        let permissions = TokenPermissions(sessionFlow: session.flow, clientID: claims.clientID, scopes: claims.scopes,
                                            clients: clientAuthentication.clients)
         guard permissions.mayReadUserinfo else {
             throw OAuthRefusal.insufficientScope("the access token was not issued with the openid scope")
         }
-        guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
-              session.userID == claims.userID else { throw OAuthRefusal.invalidToken("the session has ended") }
         var response = Response.json(JSONValue.object(Self.subject(user).claims(scopes: claims.scopes)).serialized())
         response.headers.set("Cache-Control", "no-store")
         return response
@@ -50,11 +50,11 @@ struct ProviderUserinfo: Sendable {
         let (clientID, accessClaims) = (client.clientID, accessTokens.verify(token, now: now))
         return try request.answer(afterWriting: { transaction in
             if let claims = accessClaims {
-                if claims.clientID == clientID { _ = try transaction.deleteSession(idHash: claims.sessionIDHash) }
+                if claims.clientID.utf8.elementsEqual(clientID.utf8) { _ = try transaction.deleteSession(idHash: claims.sessionIDHash) }
                 return
             }
             guard let family = try transaction.refreshTokenFamily(tokenHash: SecretTokens.digest(token)),
-                  try transaction.providerGrant(familyID: family)?.clientID == clientID else { return }
+                  try transaction.providerGrant(familyID: family)?.clientID.utf8.elementsEqual(clientID.utf8) == true else { return }
             try transaction.revokeRefreshFamily(family, becauseReused: false)
         }, to: store) { [logger] in
             logger.info("oidc_token_revoked", ["client_id": clientID])

@@ -79,9 +79,9 @@ struct WebErrorPresenter: ErrorPresenter {
             return Description(status: 405, reasonCode: friendly.code, action: friendly.action, calm: true)
         }
         let code = switch error.status {
-        case 404: request.path.hasPrefix("/public/") ? "file_not_found" : "not_found"
+        case 404: request.path.utf8.starts(with: "/public/".utf8) ? "file_not_found" : "not_found"
         case 405: "method_not_allowed"
-        case 400 where request.path.hasPrefix("/public/"): "file_path_not_allowed"
+        case 400 where request.path.utf8.starts(with: "/public/".utf8): "file_path_not_allowed"
         case 400: "request_refused"
         case 413: "body_too_large"
         case 415: "form_required"

@@ -38,7 +38,7 @@ struct OperationsGroup: Sendable {
 
         func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
             let response = try errors.respond(to: request, next: next)
-            guard response.status == 404, request.path.hasPrefix("/public/"), Self.acceptsHTML(request) else { return response }
+            guard response.status == 404, request.path.utf8.starts(with: "/public/".utf8), Self.acceptsHTML(request) else { return response }
             return try pages.respond(to: request) { _ in throw HTTPError(404, "There is no file at this address.") }
         }
 

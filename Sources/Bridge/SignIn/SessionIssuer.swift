@@ -109,7 +109,7 @@ struct SessionIssuer: Sendable {
             let grant = try transaction.providerGrant(familyID: old.familyID)
             switch presentation.holder {
             case .app where grant != nil: throw anotherHolders
-            case let .client(id) where grant?.clientID != id: throw anotherHolders
+            case let .client(id) where grant?.clientID.utf8.elementsEqual(id.utf8) != true: throw anotherHolders
             default: break
             }
             guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .sessionGone }

@@ -85,6 +85,8 @@ struct SignInService: Sendable {
     let replayLeeway: TimeInterval
     let metrics: Metrics
     let logger: Logger
+    /// APPLE_TEAM_ID: a token's `transfer_sub` is honoured only for a transfer exported for this team (nil: never).
+    var transferTeam: String? = nil
 
     func signIn(_ request: SignInRequest) throws -> SignedIn {
         try checkCodeExchange(request)
@@ -170,7 +172,7 @@ struct SignInService: Sendable {
         if refusedForNonce { throw SignInFailure.nonceRequired }
         let profile = AppleUserProfile(sub: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
                                        isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName,
-                                       transferSub: identity.transferSubject)
+                                       transferSub: identity.transferSubject, transferTeam: transferTeam)
         let member = try transaction.signInAppleUser(profile, now: now)
         if let sealed = made.sealedAppleRefreshToken {
             try transaction.upsertAppleToken(AppleTokenRecord(

@@ -25,6 +25,7 @@ struct BearerAuthentication: Sendable {
         guard let (session, user) = try store.readOneStatement({ try $0.session(idHash: claims.sessionIDHash, now: now) }),
               session.userID == claims.userID else { throw APIError.invalidAccessToken }
         return AuthenticatedCaller(session: session, user: user,
-                                   permissions: TokenPermissions(clientID: claims.clientID, scopes: claims.scopes, clients: clients))
+                                   permissions: TokenPermissions(sessionFlow: session.flow, clientID: claims.clientID,
+                                                                 scopes: claims.scopes, clients: clients))
     }
 }

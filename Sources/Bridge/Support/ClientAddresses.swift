@@ -16,9 +16,35 @@ struct ClientAddresses: Sendable {
     /// The client's address, from the connection's `peer` and the request's `X-Forwarded-For` fields.
     func clientAddress(peer: String, forwardedFor: [String]) -> String {
         guard isTrustedProxy(peer),
-              let last = forwardedFor.last.flatMap(Self.lastEntry),
-              AddressRange.bytes(of: last) != nil else { return peer }
-        return last
+              let last = forwardedFor.last.flatMap(Self.lastEntry).flatMap(Self.address(ofEntry:)) else { return peer }
+        return last.text
+    }
+
+    /// The address of an `X-Forwarded-For` entry, and its bytes. Some proxies write the client's port too
+    /// (`203.0.113.7:51234`, `[2001:db8::1]:51234`): the address without it is still the client, not the proxy.
+    static func address(ofEntry entry: String) -> (text: String, bytes: [UInt8])? {
+        if let bytes = AddressRange.bytes(of: entry) { return (entry, bytes) }
+        let utf8 = entry.utf8
+        let address: Substring
+        if utf8.first == UInt8(ascii: "["), let close = utf8.firstIndex(of: UInt8(ascii: "]")) {
+            let port = entry[utf8.index(after: close)...]
+            guard isPort(port) else { return nil }
+            address = entry[utf8.index(after: utf8.startIndex)..<close]
+        } else if let colon = utf8.firstIndex(of: UInt8(ascii: ":")), utf8.lastIndex(of: UInt8(ascii: ":")) == colon {
+            guard isPort(entry[colon...]) else { return nil }
+            address = entry[..<colon]
+        } else {
+            return nil
+        }
+        guard let bytes = AddressRange.bytes(of: String(address)) else { return nil }
+        return (String(address), bytes)
+    }
+
+    /// `:` and 1-5 ASCII digits.
+    private static func isPort(_ text: Substring) -> Bool {
+        let digits = text.utf8.dropFirst()
+        return text.utf8.first == UInt8(ascii: ":") && (1...5).contains(digits.count)
+            && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     /// `field.split(separator: ",").last` trimmed of white space, without the array of every entry or, for an entry
@@ -60,8 +86,8 @@ struct ClientAddresses: Sendable {
     /// The same key for a peer already known to be a trusted proxy: the listener asks only for those, so the peer
     /// is not parsed again, nor the forwarded address a second time for its key.
     func limitKey(trustedPeer peer: String, forwardedFor: [String]) -> String {
-        if let last = forwardedFor.last.flatMap(Self.lastEntry), let bytes = AddressRange.bytes(of: last) {
-            return Self.limitKey(last, bytes: bytes)
+        if let last = forwardedFor.last.flatMap(Self.lastEntry).flatMap(Self.address(ofEntry:)) {
+            return Self.limitKey(last.text, bytes: last.bytes)
         }
         return Self.limitKey(peer)
     }
@@ -71,9 +97,13 @@ struct ClientAddresses: Sendable {
         return limitKey(address, bytes: bytes)
     }
 
+    /// An IPv4-mapped IPv6 address (`::ffff:203.0.113.5`, as a dual-stack socket or a proxy may write it) counts
+    /// as its IPv4 address: one client, one bucket.
     private static func limitKey(_ address: String, bytes: [UInt8]) -> String {
         let unmapped = AddressRange.unmapped(bytes)
-        guard unmapped.count == 16 else { return address }
+        guard unmapped.count == 16 else {
+            return unmapped.count == bytes.count ? address : unmapped.map(String.init).joined(separator: ".")
+        }
         return AddressRange(network: unmapped, prefixLength: 64).description
     }
 }

@@ -1,14 +1,24 @@
 import OpenIDProvider
 
-/// What an access token may do, from the client it was issued to and the scopes it carries. The JSON API's own
-/// tokens and those of a client marked `first_party` in BRIDGE_CLIENTS_FILE act for the member in full; any other
-/// relying party's token does only what its scopes grant, and never deletes the account.
+/// What an access token may do, from the session it belongs to, the client it was issued to and the scopes it
+/// carries. The JSON API's own tokens and those of a client marked `first_party` in BRIDGE_CLIENTS_FILE act for the
+/// member in full; any other relying party's token does only what its scopes grant, and never deletes the account.
+/// Which is which is decided by how the server opened the token's session (`Session.flow`), never by the token's
+/// `client_id` alone: a client could be registered under any id.
 struct TokenPermissions: Equatable, Sendable {
     let isFirstParty: Bool
     let scopes: Set<String>
 
-    init(clientID: String, scopes: [String], clients: ClientRegistry) {
-        isFirstParty = clientID == AccessTokens.apiClientID || clients.client(clientID)?.isFirstParty == true
+    /// `sessionFlow`: the flow of the token's session, as stored.
+    init(sessionFlow: String, clientID: String, scopes: [String], clients: ClientRegistry) {
+        switch sessionFlow {
+        case SignInFlow.api.rawValue:
+            isFirstParty = true
+        case ProviderTokenEndpoint.sessionFlow:
+            isFirstParty = clients.client(clientID)?.isFirstParty == true
+        default:
+            isFirstParty = false
+        }
         self.scopes = Set(scopes)
     }
 

@@ -18,6 +18,11 @@ struct bridge_mhd_settings {
     void *notify_connection_context;
 };
 
+/* What the URI log callback leaves in a request's slot when the path of its target holds an encoded NUL (`%00`):
+   libmicrohttpd decodes the path in place, so the handler's C string would end there (`/metrics%00.txt` would read
+   as `/metrics`). Any other request starts with an empty slot. */
+void *bridge_mhd_nul_in_path_marker(void);
+
 /* Starts an epoll thread-pool daemon. Returns NULL if the address is invalid or cannot be bound. */
 struct MHD_Daemon *bridge_mhd_start(const struct bridge_mhd_settings *settings,
                                     MHD_AccessHandlerCallback access_handler,
@@ -36,5 +41,10 @@ int bridge_mhd_connection_socket(struct MHD_Connection *connection);
 
 /* The per-connection pointer set through MHD_OPTION_NOTIFY_CONNECTION, or NULL. */
 void *bridge_mhd_socket_context(struct MHD_Connection *connection);
+
+/* 1 when a header line of the request was continued on the next line (obs-fold), else 0. libmicrohttpd 0.9.75
+   glues such a continuation onto a copy of the field's *name* ("Content-Length: 6" + " 0" is read as
+   "Content-Length0: 6"), so it cannot be seen in the fields it hands over: see shims.c. */
+int bridge_mhd_has_folded_header(struct MHD_Connection *connection);
 
 #endif
