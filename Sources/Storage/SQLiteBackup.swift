@@ -36,15 +36,23 @@ public enum SQLiteBackup {
         }
         let target = URL(fileURLWithPath: destination)
         let folder = target.deletingLastPathComponent().path
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-            throw Failure(description: "cannot write \(destination): the folder \(folder) does not exist")
+        var folderStatus = stat()
+        let found = stat(folder, &folderStatus) == 0
+        guard found, folderStatus.st_mode & S_IFMT == S_IFDIR else {
+            let reason = !found && errno == EACCES ? "the folder \(folder) cannot be reached (permission denied)"
+                : "the folder \(folder) does not exist"
+            throw Failure(description: "cannot write \(destination): \(reason)")
         }
         if sameFile(source, target.path) {
             throw Failure(description: "\(destination) is the database itself: name another file")
         }
         if !overwrite, FileManager.default.fileExists(atPath: target.path) {
             throw Failure(description: "\(destination) already exists: add --force to replace it")
+        }
+        // A write-ahead log beside FILE belongs to the database FILE was: SQLite would apply it to the copy.
+        if FileManager.default.fileExists(atPath: target.path + "-wal") {
+            throw Failure(description: "\(destination)-wal exists: \(destination) is a database a server has open, or had "
+                + "open when it stopped; stop that server, then remove \(destination)-wal and \(destination)-shm")
         }
         let partial = folder + "/." + target.lastPathComponent + ".partial-\(getpid())"
         defer { removeDatabaseFiles(partial) }

@@ -102,6 +102,12 @@ struct BackupCommandTests {
         #expect(forced.status == 0, "\(forced.errors)")
         #expect(try checkedUsers(in: existing).integrity == ["ok"])
 
+        try Data().write(to: URL(fileURLWithPath: existing + "-wal"))
+        let inUse = try RunningProcess(["backup", "--to", existing, "--force"], environment: environment).wait()
+        #expect(inUse.status == 1)
+        #expect(inUse.errors.contains("\(existing)-wal exists"))
+        try FileManager.default.removeItem(atPath: existing + "-wal")
+
         let itself = try RunningProcess(["backup", "--to", "\(directory)/bridge.sqlite3", "--force"], environment: environment).wait()
         #expect(itself.status == 1)
         #expect(itself.errors.contains("is the database itself"))
