@@ -84,6 +84,14 @@ def environment_file(path):
     return values
 
 
+def outside(path, binds):
+    """Where a path of the namespace is on this machine: the last bind over it, or over a folder above it, decides."""
+    for source, target in reversed(binds):
+        if path == target or path.startswith(target.rstrip("/") + "/"):
+            return source + path[len(target):]
+    return path
+
+
 def mount_points():
     with open("/proc/self/mountinfo", encoding="utf-8") as info:
         points = [line.split()[4].replace("\\040", " ") for line in info]
@@ -112,11 +120,11 @@ def service(unit, instance, binds, hides):
             environment[key] = value
     for path in directives.get("EnvironmentFile", []):
         optional = path.startswith("-")
-        path = path.lstrip("-")
-        if optional and not os.path.exists(dict((t, s) for s, t in binds).get(path, path)):
+        # Read where the namespace will find it: in a bound file or folder, its source.
+        path = outside(path.lstrip("-"), binds)
+        if optional and not os.path.exists(path):
             continue
-        # Read where the namespace will find it: a bound file's source.
-        environment.update(environment_file(dict((t, s) for s, t in binds).get(path, path)))
+        environment.update(environment_file(path))
     script = namespace_setup(binds, hides)
     states = ["/var/lib/" + name for value in directives.get("StateDirectory", []) for name in value.split()]
     if states:
