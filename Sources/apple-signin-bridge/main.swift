@@ -293,8 +293,9 @@ func backup() -> Never {
     do {
         let report = try SQLiteBackup.copy(configuration.database, to: destination,
                                            overwrite: arguments.options["--force"] != nil)
-        print("backed up \(configuration.database) to \(destination): schema version \(report.schemaVersion), "
-              + "\(report.members) members, \(report.bytes) bytes, integrity ok")
+        let members = report.members == 1 ? "1 member" : "\(report.members) members"
+        print("backed up \(configuration.database) to \(destination): schema version \(report.schemaVersion), \(members), "
+              + "\(report.bytes) bytes, integrity ok")
         exit(0)
     } catch {
         fail("backup failed: \(error)", code: 1)

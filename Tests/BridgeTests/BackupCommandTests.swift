@@ -72,6 +72,9 @@ struct BackupCommandTests {
         #expect(copy.users >= before && copy.users <= counter.load(ordering: .relaxed),
                 "\(copy.users) members in the copy; \(before) signed in before the backup, \(after) when it ended")
         #expect(backup.output.contains("\(copy.users) members"))
+        // One file, with a rollback journal (header bytes 18 and 19 are 1; 2 is WAL): it opens read-only anywhere.
+        let header = try Data(contentsOf: URL(fileURLWithPath: copyPath)).prefix(20)
+        #expect(header.count == 20 && header[18] == 1 && header[19] == 1)
         let mode = try FileManager.default.attributesOfItem(atPath: copyPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(".copy") } == [])
