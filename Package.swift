@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "Bridge", dependencies: ["HTTPServer", "JSON", "JOSE", "AppleID", "Storage", "Mustache", "Localization",
                                                "OpenIDProvider", "Locking"]),
         .executableTarget(name: "apple-signin-bridge",
-                          dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE"]),
+                          dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE", "Storage"]),
 
         // Benchmarks (scripts/bench), not tests.
         .executableTarget(name: "jose-bench", dependencies: ["JSON", "JOSE"], path: "Benchmarks/jose-bench"),

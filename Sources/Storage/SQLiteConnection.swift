@@ -114,13 +114,14 @@ final class SQLiteConnection: SQLConnection {
     /// Opens (creating if needed) the database file and runs `setup` (pragmas). With `bufferingWAL`, the
     /// connection's WAL frames go through the buffering VFS (CSQLiteWALBuffer): one write system call per
     /// commit instead of two per frame. Only the one writer connection needs it; readers never write the WAL.
-    init(path: String, setup: String, bufferingWAL: Bool = false) throws {
+    /// Without `creating`, a missing file is an error rather than a new, empty database.
+    init(path: String, setup: String, bufferingWAL: Bool = false, creating: Bool = true) throws {
         let vfsRegistration = Self.processSettings
         if bufferingWAL, vfsRegistration != SQLITE_OK {
             throw StoreError.database("cannot register SQLite's WAL-buffering VFS (error \(vfsRegistration))")
         }
         var opened: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | (creating ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &opened, flags, bufferingWAL ? bridge_sqlite_wal_buffer_vfs_name() : nil)
         guard rc == SQLITE_OK, let opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -179,6 +180,29 @@ final class SQLiteConnection: SQLConnection {
               let pointer, let methods = pointer.pointee.pMethods, let xSync = methods.pointee.xSync else { return }
         let rc = xSync(pointer, SQLITE_SYNC_NORMAL)
         guard rc == SQLITE_OK else { throw StoreError.database("cannot sync the \(file) file (SQLite error \(rc))") }
+    }
+
+    /// Copies this connection's whole database into the one `destination` has open, replacing its content, with
+    /// SQLite's online backup in a single step: one read transaction here, so the copy is one consistent snapshot,
+    /// and in WAL mode the writers of other connections and processes keep committing meanwhile.
+    func copyDatabase(into destination: SQLiteConnection) throws {
+        guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
+            throw StoreError.database("cannot start the backup: \(String(cString: sqlite3_errmsg(destination.handle)))")
+        }
+        var step = sqlite3_backup_step(backup, -1)
+        // Busy or locked only while another connection holds a lock the snapshot must wait for (a WAL recovery, a
+        // checkpoint restarting the WAL): retried for up to 10 s.
+        var retries = 0
+        while step == SQLITE_BUSY || step == SQLITE_LOCKED, retries < 200 {
+            sqlite3_sleep(50)
+            retries += 1
+            step = sqlite3_backup_step(backup, -1)
+        }
+        let finish = sqlite3_backup_finish(backup)
+        guard step == SQLITE_DONE, finish == SQLITE_OK else {
+            let code = step == SQLITE_DONE ? finish : step
+            throw StoreError.database("the backup stopped: \(String(cString: sqlite3_errstr(code))) (SQLite code \(code))")
+        }
     }
 
     /// True between BEGIN and COMMIT/ROLLBACK.

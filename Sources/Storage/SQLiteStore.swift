@@ -162,7 +162,7 @@ public final class SQLiteStore: Store {
     /// Creates a missing database file 0600 before SQLite opens it: SQLite would create it
     /// world-readable, and gives its -wal and -shm files the database file's mode. An
     /// existing file keeps its mode.
-    private static func createPrivateFile(at path: String) throws {
+    static func createPrivateFile(at path: String) throws {
         let descriptor = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
         if descriptor >= 0 {
             close(descriptor)

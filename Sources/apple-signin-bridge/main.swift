@@ -3,7 +3,9 @@ import AppleIDSimulator
 import Bridge
 import Foundation
 import HTTPServer
+import Storage
 
+/// The release: scripts/package reads it from `--version` for the package's version, CHANGELOG.md describes it.
 let version = "0.1.0"
 
 let usage = """
@@ -35,7 +37,10 @@ Usage:
                                                 before moving the app to another Apple team: record each member's transfer_sub
   apple-signin-bridge transfer import [--client-id ID] [--config FILE]
                                                 after the move, as the new team: move each member to its new sub
-  apple-signin-bridge --help | --version
+  apple-signin-bridge backup --to FILE [--force] [--config FILE]
+                                                a consistent copy of the SQLite database, also while servers run
+                                                (PostgreSQL: pg_dump); --force replaces an existing FILE
+  apple-signin-bridge --help | --version       --version: the release and the database schema version it migrates to
 
 Every command also takes --resources DIR: the folder with Templates/, Public/ and Locales/ (found automatically otherwise).
 
@@ -60,9 +65,9 @@ struct Arguments {
 
     /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
     static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id", "target-team",
-                                            "group", "expires", "add", "remove"]
+                                            "group", "expires", "add", "remove", "to"]
     /// Options without a value, kept with their dashes.
-    static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes"]
+    static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes", "--force"]
 
     init(_ raw: [String]) {
         var rest = raw[...]
@@ -99,7 +104,7 @@ if arguments.options["--help"] != nil || arguments.options["-h"] != nil || argum
     exit(0)
 }
 if arguments.options["--version"] != nil || arguments.command == "version" {
-    print("apple-signin-bridge \(version)")
+    print("apple-signin-bridge \(version) (database schema version \(SchemaVersion.current))")
     exit(0)
 }
 
@@ -307,6 +312,24 @@ func transfer() -> Never {
     }
 }
 
+/// `backup --to FILE [--force]`: the SQLite database copied while servers keep serving (docs/deployment.md#backups).
+func backup() -> Never {
+    guard arguments.positional.isEmpty, let destination = arguments.options["to"], !destination.isEmpty else {
+        fail("usage: apple-signin-bridge backup --to FILE [--force] [--config FILE]")
+    }
+    let configuration = loadConfiguration(mode: .production)
+    do {
+        let report = try SQLiteBackup.copy(configuration.database, to: destination,
+                                           overwrite: arguments.options["--force"] != nil)
+        let members = report.members == 1 ? "1 member" : "\(report.members) members"
+        print("backed up \(configuration.database) to \(destination): schema version \(report.schemaVersion), \(members), "
+              + "\(report.bytes) bytes, integrity ok")
+        exit(0)
+    } catch {
+        fail("backup failed: \(error)", code: 1)
+    }
+}
+
 switch arguments.command {
 case "serve": serve()
 case "dev": dev()
@@ -317,5 +340,6 @@ case "keys": keys()
 case "members": members()
 case "transfer": transfer()
 case "invite": invite()
+case "backup": backup()
 default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }

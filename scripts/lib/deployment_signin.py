@@ -1,6 +1,7 @@
 """A web sign-in through the TLS proxy of scripts/deployment-check, as a browser makes it.
 
-Usage: deployment_signin.py BASE_URL CA_FILE
+Usage: deployment_signin.py BASE_URL CA_FILE [USER]
+USER: the stand-in's test person to sign in as (ada, grace, alan; ada when not given), whose name /session shows.
 Prints one line per check ("ok: …" or "FAILED: …") and exits 0 only when every check passed.
 Standard library only: urllib with a cookie jar, the proxy's certificate as the only trusted one.
 """
@@ -37,7 +38,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def main(base, ca_file):
+def main(base, ca_file, person="ada"):
     context = ssl.create_default_context(cafile=ca_file)
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context),
@@ -72,7 +73,7 @@ def main(base, ca_file):
         return results
     action, fields = consent.forms[0]
     fields = [(k, v) for k, v in fields if k not in ("user", "email_choice", "action")]
-    fields += [("user", "001234.simulated.ada"), ("email_choice", "share"), ("action", "continue")]
+    fields += [("user", "001234.simulated." + person), ("email_choice", "share"), ("action", "continue")]
     authorize = urllib.parse.urljoin(link["href"], action or "/auth/authorize")
     status, _, auto_post = fetch(authorize, urllib.parse.urlencode(fields).encode(),
                                  {"Content-Type": "application/x-www-form-urlencoded"})
@@ -91,7 +92,7 @@ def main(base, ca_file):
     # nginx spreads requests over both instances: every one of these must find the session.
     pages = [fetch(base + "/session") for _ in range(6)]
     check("/session works on every request, whichever instance answers",
-          all(s == 200 and "Ada" in body for s, _, body in pages))
+          all(s == 200 and person.capitalize() in body for s, _, body in pages))
     status, _, body = fetch(base + "/.well-known/openid-configuration")
     discovery = json.loads(body) if status == 200 else {}
     check("the OpenID provider's discovery document is proxied, and names the proxy's token endpoint",
@@ -104,5 +105,5 @@ def main(base, ca_file):
 
 
 if __name__ == "__main__":
-    outcomes = main(sys.argv[1].rstrip("/"), sys.argv[2])
+    outcomes = main(sys.argv[1].rstrip("/"), sys.argv[2], *sys.argv[3:4])
     sys.exit(0 if outcomes and all(outcomes) else 1)
