@@ -74,14 +74,14 @@ public struct Router: HTTPResponder {
     /// else the fallback. Answers the router's 404 and 405, and the listener's refusals (413, 429, 503).
     public func group(owning path: String) -> RouteGroup {
         if let routes = exact[path] { return routes.group }
-        return owners.first { path.hasPrefix($0.prefix) }?.group ?? fallback
+        return owners.first { Self.path(path, startsWith: $0.prefix) }?.group ?? fallback
     }
 
     /// What a path is counted under in metrics: its registered path, else the prefix whose route takes it, else
     /// `other`; never the path itself, which the client chooses.
     public func metricsRoute(for path: String) -> String {
         if exact[path] != nil { return path }
-        return prefixRoutes.first { path.hasPrefix($0.prefix) }?.prefix ?? Self.otherMetricsRoute
+        return prefixRoutes.first { Self.path(path, startsWith: $0.prefix) }?.prefix ?? Self.otherMetricsRoute
     }
 
     /// Every value `metricsRoute(for:)` can give, once each (a prefix may be registered for several methods).
@@ -90,6 +90,10 @@ public struct Router: HTTPResponder {
     }
 
     public static let otherMetricsRoute = "other"
+
+    /// Byte for byte: `String.hasPrefix` compares by canonical equivalence, so a path could match a prefix it does not
+    /// start with (or not match one it does) once a combining mark follows the prefix.
+    static func path(_ path: String, startsWith prefix: String) -> Bool { path.utf8.starts(with: prefix.utf8) }
 
     public func respond(to request: Request) throws -> Response {
         var request = request
@@ -114,7 +118,7 @@ public struct Router: HTTPResponder {
             let refusal = HTTPError.methodNotAllowed(allowing: routes.byMethod.keys)
             return (routes.group, { _ in throw refusal })
         }
-        let matching = prefixRoutes.filter { request.path.hasPrefix($0.prefix) }
+        let matching = prefixRoutes.filter { Self.path(request.path, startsWith: $0.prefix) }
         if let match = matching.first(where: { $0.method == request.method || ($0.method == "GET" && request.method == "HEAD") }) {
             return (match.route.group, match.route.handler)
         }

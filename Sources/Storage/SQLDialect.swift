@@ -60,6 +60,14 @@ enum SQLDialect: Sendable, CaseIterable {
         }
     }
 
+    /// A TEXT key compared byte by byte: SQLite's BINARY collation; on PostgreSQL collation "C" (see migration 13).
+    var keyText: String {
+        switch self {
+        case .sqlite: "TEXT"
+        case .postgres: "TEXT COLLATE \"C\""
+        }
+    }
+
     /// A 64-bit id or count.
     var bigInteger: String { time }
 

@@ -314,6 +314,7 @@ enum SQLStatements {
     /// own `exp` first: its refusal lasts past that expiry (the leeway), never less, and the key's range bounds the scan.
     static let deleteExpiredRows = [
         "login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens", "revoked_refresh_tokens", "sessions",
+        "relayed_codes",
     ].map { "DELETE FROM \($0) WHERE expires_at <= $1" } + [
         "DELETE FROM identity_token_uses WHERE token_expires_at <= $1 AND expires_at <= $1",
     ]

@@ -13,4 +13,6 @@ enum PageRefusal: Error, Equatable {
     case deletionNotFromThisSite
     /// The request carries two cookies of one of this server's names: one of them was planted.
     case duplicateCookie
+    /// `POST /apple/android/<package>` for a package not in APPLE_ANDROID_PACKAGES: nothing is handed to it.
+    case unknownAndroidApp
 }

@@ -120,6 +120,7 @@ struct WebErrorPresenter: ErrorPresenter {
         case .signOutNotFromThisSite: Description(status: 403, reasonCode: "sign_out_refused", action: .account)
         case .deletionNotFromThisSite: Description(status: 403, reasonCode: "deletion_refused", action: .account)
         case .duplicateCookie: Description(status: 400, reasonCode: "duplicate_cookie")
+        case .unknownAndroidApp: Description(status: 404, reasonCode: "unknown_android_app")
         }
     }
 

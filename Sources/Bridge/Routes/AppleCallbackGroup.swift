@@ -22,6 +22,20 @@ struct AppleCallbackGroup: Sendable {
         }
     }
 
+    /// The Android relay (`POST /apple/android/<package>`): Apple's form_post, answered as the callback is (a person's
+    /// Custom Tab shows the answer), its fields from a urlencoded body only. Registered as a prefix, it makes this group
+    /// own `/apple/android/`, inside `/apple/` of the notifications: the router's and the listener's refusals there
+    /// are pages too.
+    func relayPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Route {
+        callbacks.route { request in
+            if request.body.isEmpty { return try handler(request, FormFields()) }
+            guard let form = request.formBody else {
+                throw HTTPError(415, "Apple's answer must be sent as a form (application/x-www-form-urlencoded).")
+            }
+            return try handler(request, form)
+        }
+    }
+
     /// A server-to-server notification.
     func notification(_ handler: @escaping Router.Handler) -> Router.Route { notifications.route(handler) }
 

@@ -80,7 +80,7 @@ struct AppleRedirect: Sendable {
         let (recentAttempts, landing, again, stateDigest, now) = (recentAttempts, landing, again, attempt.state, clock.now)
         return try signIn.finish(request, presented, signIn: { identity in
             let flow: SignInFlow = identity.audience == service.servicesID ? .web : .webviewNative
-            return signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
+            return try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
                                   displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
                                   alongside: clientCode?.store)
         }) { signInRequest, outcome in
