@@ -199,6 +199,9 @@ struct AndroidRelayTests {
             #expect(refuse(Self.relayPath, status, "Refused.").isHTML)
             #expect(refuse("/apple/android/anything", status, "Refused.").isHTML)
             #expect(!refuse("/apple/nosuch", status, "Refused.").isHTML)
+            // A combining mark after the prefix: `String.hasPrefix` saw no `/apple/android/` (one character "/́"), and
+            // the JSON group of `/apple/` answered.
+            #expect(refuse("/apple/android/\u{301}x", status, "Refused.").isHTML)
         }
         let off = try BridgeHarness()
         let response = try post(off, [("error", "user_cancelled_authorize")])
