@@ -183,6 +183,8 @@ struct AndroidRelayTests {
             #expect(response.status == 400 && response.header("Location") == nil, "\(reason)")
             #expect(HTMLDocument(response.text).first("//*[@data-reason]")?.attributes["data-reason"] == reason)
         }
+        let repeated = try post(harness, [("state", "s"), ("code", code), ("id_token", token), ("code", "another-code")])
+        #expect(repeated.status == 400 && repeated.header("Location") == nil)
         let json = try RawHTTPClient.request(port: harness.port, method: "POST", path: Self.relayPath,
                                              headers: [("Content-Type", "application/json")], body: "{}")
         #expect(json.status == 415 && json.header("Content-Type")?.hasPrefix("text/html") == true)
@@ -209,8 +211,15 @@ struct AndroidRelayTests {
     }
 
     @Test("APPLE_ANDROID_PACKAGES takes Android application ids, and needs the Services ID")
-    func configuration() {
+    func configuration() throws {
         #expect(configurationProblem(["APPLE_ANDROID_PACKAGES": "com.example.app, org.example_2.App"]) == nil)
+        let configured = try #require(try? BridgeConfiguration(values: [
+            "BRIDGE_PUBLIC_URL": "https://login.example.com", "APPLE_SERVICES_ID": BridgeHarness.servicesID,
+            "APPLE_ANDROID_PACKAGES": " com.example.app ,org.example_2.App,",
+        ], mode: .development))
+        #expect(configured.androidPackages == ["com.example.app", "org.example_2.App"])
+        #expect(configured.androidRelayURL(package: "com.example.app") == "https://login.example.com/apple/android/com.example.app")
+        #expect(configured.androidRelayDestinationSources["https://login.example.com/apple/android/org.example_2.App"] == ["intent:"])
         for bad in ["com", "com.example.1app", "com..app", "com.example-app", "com.example.app/x", "com.exämple.app", ".com.app"] {
             #expect(configurationProblem(["APPLE_ANDROID_PACKAGES": bad])?.key == "APPLE_ANDROID_PACKAGES", "\(bad)")
         }

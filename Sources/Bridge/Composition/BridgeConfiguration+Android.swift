@@ -6,6 +6,12 @@ extension BridgeConfiguration {
     /// sends to Apple, so Apple issues the code for it and it is exchanged with it.
     public func androidRelayURL(package: String) -> String { publicURL + Self.androidRelayPathPrefix + package }
 
+    /// For `dev`'s Apple ID simulator: its form post to a relay URL is answered with a redirect to `intent:`, which
+    /// Chromium checks against the posting page's `form-action`.
+    public var androidRelayDestinationSources: [String: [String]] {
+        Dictionary(androidPackages.map { (androidRelayURL(package: $0), ["intent:"]) }) { first, _ in first }
+    }
+
     /// APPLE_ANDROID_PACKAGES: the Android application ids the relay may hand a sign-in to. Each is written as
     /// Android's build tools require (two segments or more, each a letter then letters, digits or `_`), which is also
     /// what the path, the `intent://` URL and the Return URL at Apple can carry as it is. The relay's codes are issued

@@ -14,6 +14,9 @@ import Storage
 /// so the relay cannot know the value; it requires a Services-ID token to carry one, as the verifier does, and the
 /// app's sign-in checks it against the raw server nonce the app sends.
 struct AndroidRelay: Sendable {
+    /// What Apple posts, and the plugin reads.
+    static let appleFields: Set<String> = ["state", "code", "id_token", "user", "error"]
+
     /// APPLE_ANDROID_PACKAGES.
     let packages: [String]
     let servicesID: String?
@@ -26,9 +29,13 @@ struct AndroidRelay: Sendable {
 
     func relay(_ request: Request, _ fields: FormFields) throws -> Response {
         guard let package = configuredPackage(in: request.path) else { throw PageRefusal.unknownAndroidApp }
+        // Checked by its first value here, the app might read another: one value each, or nothing is relayed.
+        if !fields.repeatedNames.isDisjoint(with: Self.appleFields) {
+            throw HTTPError(400, "A field of Apple's answer is repeated.")
+        }
         if let error = fields["error"], !error.isEmpty {
             logger.info("android_relay_apple_error", ["package": package, "error": AppleOAuthError(rawValue: error)?.rawValue ?? "other"])
-            return handOver(fields, to: package)
+            return Self.handOver(fields, to: package, pages: pages)
         }
         guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
         guard let code = fields["code"], !code.isEmpty else { throw SignInFailure.codeExchange(.missingCode) }
@@ -37,11 +44,12 @@ struct AndroidRelay: Sendable {
         guard let servicesID, identity.audience.utf8.elementsEqual(servicesID.utf8) else {
             throw SignInFailure.tokenRejected(.wrongAudience(identity.audience))  // one of ours: it verified
         }
-        let (logger, relay) = (logger, self)
+        // What runs after the commit captures only what it uses.
+        let (logger, pages) = (logger, pages)
         return try request.answer(afterWriting: relayedCodes.recording(code, from: relayURL(package)),
                                   to: relayedCodes.store) { _ in
             logger.info("android_sign_in_relayed", ["package": package])
-            return relay.handOver(fields, to: package)
+            return Self.handOver(fields, to: package, pages: pages)
         }
     }
 
@@ -62,15 +70,14 @@ struct AndroidRelay: Sendable {
             guard let identity = try verifier.verifyIfKeyHeld(idToken, context: context) else { throw OffListenerRequired() }
             return identity
         } catch let rejection as TokenRejection {
-            logger.warning("android_relay_rejected", ["reason": rejection.code])
-            throw SignInFailure.tokenRejected(rejection)
+            throw SignInFailure.tokenRejected(rejection)  // counted and logged by the group, as the callback's are
         }
     }
 
     /// `303` to the plugin's intent, with a page holding the same link: a Custom Tab does not always follow a
     /// redirect to `intent://`, and a tap on the link does. The answer carries Apple's code and token: `no-store`.
-    func handOver(_ fields: FormFields, to package: String) -> Response {
-        let intent = Self.intentURL(fields, package: package)
+    static func handOver(_ fields: FormFields, to package: String, pages: Pages) -> Response {
+        let intent = intentURL(fields, package: package)
         var response = pages.render("android-return", status: 303, ["intentURL": .string(intent)])
         response.headers.set("Location", intent)
         response.headers.set("Cache-Control", "no-store")
