@@ -228,3 +228,20 @@ struct AndroidRelayTests {
         #expect(withoutServicesID?.description.contains("APPLE_SERVICES_ID") == true)
     }
 }
+
+extension TwoInstanceTests {
+    @Test("a code relayed by one instance is exchanged with the relay's URL by the other, which finishes the app's sign-in")
+    func relayedOnOneSignedInOnTheOther() throws {
+        let relay = AndroidRelayTests()
+        try withPair(settings: ["APPLE_ANDROID_PACKAGES": AndroidRelayTests.package, "APPLE_REQUIRE_CODE_EXCHANGE": "1"]) { pair in
+            let nonce = try #require(try pair.b.api("/api/auth/nonce").body["nonce"]?.stringValue)
+            let posted = try relay.authorizeAsPlugin(pair.a, hashedNonce: SHA256.hexDigest(Array(nonce.utf8)))
+            let intent = try relay.handedOver(try relay.post(pair.a, posted))
+            let signIn = try pair.b.api("/api/auth/apple", json: pair.b.json([
+                "identityToken": .string(try #require(intent.value("id_token"))),
+                "authorizationCode": .string(try #require(intent.value("code"))), "nonce": .string(nonce),
+            ]))
+            #expect(signIn.status == 200, "\(signIn.body)")
+        }
+    }
+}
