@@ -169,6 +169,9 @@ struct AndroidRelayTests {
             #expect(shown == reason, "\(name): \(shown ?? "none")")
         }
         #expect(try relayedRedirect(harness, code: code) == nil)
+        // Nobody signed in at the relay: its refusals are not the callback's sign-in rejections.
+        let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics").text
+        #expect(!metrics.contains("bridge_callback_rejections_total{reason=\"code_hash_mismatch\"}"))
     }
 
     @Test("missing fields, a body that is not a form and another method are refused with pages")

@@ -70,7 +70,7 @@ struct AndroidRelay: Sendable {
             guard let identity = try verifier.verifyIfKeyHeld(idToken, context: context) else { throw OffListenerRequired() }
             return identity
         } catch let rejection as TokenRejection {
-            throw SignInFailure.tokenRejected(rejection)  // counted and logged by the group, as the callback's are
+            throw SignInFailure.tokenRejected(rejection)  // logged by the group
         }
     }
 
