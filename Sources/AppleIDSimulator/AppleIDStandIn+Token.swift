@@ -52,7 +52,8 @@ extension AppleIDStandIn {
         guard let grant = state.withLock({ $0.grants.redeemCode(code, now: now) }),
               grant.consent.clientID == clientID
         else { throw OAuthError.invalidGrant("The code has expired or has been revoked.") }
-        if let boundRedirect = grant.redirectURI, form["redirect_uri"] != boundRedirect {
+        // As Apple does: a code issued through a redirect URI is only exchanged with that same one, byte for byte.
+        if let boundRedirect = grant.redirectURI, !(form["redirect_uri"] ?? "").utf8.elementsEqual(boundRedirect.utf8) {
             throw OAuthError.invalidGrant("The redirect_uri does not match the one of the authorization.")
         }
         let refreshToken = OpaqueToken.make(.refreshToken)

@@ -96,6 +96,7 @@ public struct Router: HTTPResponder {
 
     public static let otherMetricsRoute = "other"
 
+
     public func respond(to request: Request) throws -> Response {
         var request = request
         // A router is known by its fallback group: a route another router resolved is never taken for its own.

@@ -288,6 +288,18 @@ enum Migrations {
         Migration(version: 15) { _ in
             "ALTER TABLE provider_authorizations ADD COLUMN response_mode TEXT NOT NULL DEFAULT 'query'"
         },
+        // Authorization codes the Android relay (`POST /apple/android/<package>`) handed to an app, by digest: Apple
+        // issued each for that relay's URL, so the app's sign-in exchanges it with that redirect_uri. Shared by every
+        // instance on the database; kept a little longer than Apple's codes live.
+        Migration(version: 16) { d in """
+            CREATE TABLE relayed_codes (
+                code_hash \(d.byteOrderedText) PRIMARY KEY,
+                redirect_uri TEXT NOT NULL,
+                expires_at \(d.time) NOT NULL
+            )\(d.withoutRowID);
+            CREATE INDEX relayed_codes_expires_at ON relayed_codes (expires_at);
+            """
+        },
     ]
 
     /// The TEXT columns of keys and indexes, by table; new ones are declared `COLLATE "C"` on PostgreSQL

@@ -315,6 +315,7 @@ enum SQLStatements {
     static let deleteExpiredRows = [
         "login_attempts", "api_nonces", "used_identity_tokens", "refresh_tokens", "revoked_refresh_tokens", "sessions",
         "group_invitations",
+        "relayed_codes",
     ].map { "DELETE FROM \($0) WHERE expires_at <= $1" } + [
         "DELETE FROM identity_token_uses WHERE token_expires_at <= $1 AND expires_at <= $1",
     ]

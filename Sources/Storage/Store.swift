@@ -70,6 +70,15 @@ public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransac
     /// revoked `becauseReused`, else to `.revoked`.
     @discardableResult func revokeRefreshFamily(_ familyID: String, becauseReused: Bool) throws -> Int
 
+    // MARK: - Codes the Android relay handed over
+
+    /// Remembers that the code of digest `codeHash` was relayed from `redirectURI` (the relay's URL, which Apple issued
+    /// it for) until `expiresAt`. A digest already recorded keeps its first record.
+    func recordRelayedCode(codeHash: String, redirectURI: String, expiresAt: Date) throws
+    /// The redirect URI a code of digest `codeHash` was relayed from, while its record lives; nil for a code the relay
+    /// did not hand over.
+    func relayedCodeRedirectURI(codeHash: String, now: Date) throws -> String?
+
     // MARK: - Apple's server side
 
     /// One per user, replaced on every code exchange.

@@ -170,8 +170,9 @@ func dev() -> Never {
     var simulatorServer: MicroHTTPDListener?
     if preliminary.appleIDURL == "https://appleid.apple.com" {
         let listener = startSimulator(bridgePort: preliminary.port,
-                                      callbackDestinations: [preliminary.redirectURI: preliminary.signInDestinationSources],
-                                      returnURLs: [preliminary.redirectURI])
+                                      callbackDestinations: [preliminary.redirectURI: preliminary.signInDestinationSources]
+                                        .merging(preliminary.androidRelayDestinationSources) { callback, _ in callback },
+                                      returnURLs: [preliminary.redirectURI] + preliminary.androidRelayDestinationSources.keys.sorted())
         simulatorServer = listener
         defaults["APPLE_ID_URL"] = "http://127.0.0.1:\(listener.port)"
     }

@@ -237,8 +237,10 @@ final class TestBrowser {
     }
 
     /// Goes through the simulator's consent page like a person, returning the fields it auto-posts back.
+    /// `redirectURI`: where the simulator must post, when the authorize URL names another than the callback (the
+    /// Android relay's).
     func authorizeAtApple(_ login: LoginPage, user: SimulatedUser = .ada, hideEmail: Bool = false,
-                          cancel: Bool = false) throws -> [(String, String)] {
+                          cancel: Bool = false, redirectURI: String? = nil) throws -> [(String, String)] {
         guard let url = URLComponents(string: login.authorizeURL), let path = url.path.isEmpty ? nil : url.path else {
             throw TestFailure("bad authorize URL")
         }
@@ -253,7 +255,7 @@ final class TestBrowser {
                                                headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                body: FormFields(fields).urlEncoded)
         let autoPost = HTMLDocument(posted.text)
-        guard let form = autoPost.first("//form"), form.attributes["action"] == harness.app.configuration.redirectURI else {
+        guard let form = autoPost.first("//form"), form.attributes["action"] == redirectURI ?? harness.app.configuration.redirectURI else {
             throw TestFailure("simulator did not auto-post to the redirect URI: \(posted.text)")
         }
         return autoPost.formFields().map { ($0.name, $0.value) }

@@ -18,14 +18,15 @@ struct TwoInstanceTests {
     }
 
     /// A fresh database and two instances on it; A's simulator is Apple for both (and knows A's client key).
-    func withPair(signInRequestsPerMinute: Int = 6000, _ body: (Pair) throws -> Void) throws {
+    func withPair(signInRequestsPerMinute: Int = 6000, settings: [String: String] = [:],
+                  _ body: (Pair) throws -> Void) throws {
         let admin = try PostgresURL(try DatabaseOutageTests.required("BRIDGE_TEST_POSTGRES_URL"))
         let name = "bridge_pair_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let connection = try PostgresConnection(conninfo: admin.connectionString, defaults: [:])
         try connection.execute("CREATE DATABASE \(name)")
         defer { try? connection.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
         let key = try TestClientKey(directory: try keyDirectory())
-        var shared = TestClientKey.settings(key.path)
+        var shared = TestClientKey.settings(key.path).merging(settings) { _, new in new }
         shared["BRIDGE_DATABASE"] = try admin.withDatabase(name).connectionString
         shared["BRIDGE_DATABASE_POOL_SIZE"] = "4"
         shared["BRIDGE_SECRET_KEY"] = Data(SecureRandom.bytes(32)).base64EncodedString()

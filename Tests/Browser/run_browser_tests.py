@@ -2,7 +2,7 @@
 
 Walks the web sign-in, cancel, the re-POST page, the iOS webview bridge (for the bridge and for an OpenID client), the JS SDK mode with an SDK that never
 arrives, the JS SDK's popup mode (sign-in, return_to, cancel and a closed popup, a tampered state), Korean pages, Continue as, sign-out (confirmed, and from a stale tab), GET on POST-only addresses,
-return_to allowed and refused, and the rate-limit page; checks every page of the bridge and the simulator with axe-core at phone (390x844, 3x) and desktop (1280x800) sizes, light
+return_to allowed and refused, the rate-limit page, and the Android relay's page (its redirect to intent:// held); checks every page of the bridge and the simulator with axe-core at phone (390x844, 3x) and desktop (1280x800) sizes, light
 and dark (no serious or critical violation allowed), and writes a screenshot of each to the screenshot folder.
 Usage: run_browser_tests.py EXECUTABLE RESOURCES_DIR SCREENSHOT_DIR
 Prints one line per check and closes with "N passed, N failed"; exits 1 if anything failed."""
@@ -28,6 +28,8 @@ from cdp import Browser, Page, clean_dir, free_port
 
 EXECUTABLE, RESOURCES, SHOTS = (os.path.abspath(argument) for argument in sys.argv[1:4])
 APP_BUNDLE_ID = "dev.applesigninbridge.app"  # the dev server's default APPLE_BUNDLE_IDS
+SERVICES_ID = "dev.applesigninbridge.web"  # the dev server's default APPLE_SERVICES_ID
+ANDROID_PACKAGE = "dev.applesigninbridge.flutter"  # in the plain server's APPLE_ANDROID_PACKAGES
 SDK_SCRIPT = "appleid.auth.js"  # Apple's JS SDK; in development the simulator serves a stand-in under this name
 VARIANTS = [("phone", 390, 844, 3, True), ("desktop", 1280, 800, 1, False)]
 SCHEMES = ["light", "dark"]
@@ -759,6 +761,63 @@ def web_message_page(s, server):
     s.check_page("simulator-web-message")
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+
+
+def relay_answer(url, post_data, content_type):
+    """The relay's answer to the post the browser is about to make: status, headers, body, no redirect followed."""
+    request = urllib.request.Request(url, data=post_data.encode(), headers={"Content-Type": content_type})
+    try:
+        response = urllib.request.build_opener(NoRedirect).open(request, timeout=10)
+        return response.status, response.getheaders(), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, list(error.headers.items()), error.read()
+
+
+def android_relay(s, server):
+    """Flutter's sign_in_with_apple on Android: Apple form_posts to the relay, which answers 303 to the plugin's
+    intent://. A Custom Tab that does not follow that redirect shows the page in the answer's body: the browser's post
+    is held, made here, and its answer shown without the Location, as such a tab would show it, then checked."""
+    page, check = s.page, s.results.check
+    relay = f"{server.base}/apple/android/{ANDROID_PACKAGE}"
+    query = urllib.parse.urlencode({"client_id": SERVICES_ID, "redirect_uri": relay, "response_type": "code id_token",
+                                    "scope": "name email", "response_mode": "form_post", "state": "plugin-state",
+                                    "nonce": hashlib.sha256(b"app nonce").hexdigest()}, quote_via=urllib.parse.quote)
+    page.call("Network.clearBrowserCookies")
+    page.call("Fetch.enable", patterns=[{"urlPattern": relay, "requestStage": "Request"}])
+    paused, answered, location = None, False, ""
+    try:
+        page.navigate(server.simulator + "/auth/authorize?" + query)
+        s.consent()
+        paused = page.wait_event("Fetch.requestPaused", 10)
+        check("Apple's form_post reaches the Android relay", paused is not None)
+        if paused is None:
+            return
+        posted = paused["request"]
+        content_type = next((v for k, v in posted.get("headers", {}).items() if k.lower() == "content-type"), "")
+        status, headers, body = relay_answer(relay, posted.get("postData", ""), content_type)
+        location = next((v for k, v in headers if k.lower() == "location"), "")
+        check("the relay answers 303 to the plugin's intent://", status == 303
+              and location.startswith("intent://callback?")
+              and location.endswith(f"#Intent;package={ANDROID_PACKAGE};scheme=signinwithapple;end"),
+              f"{status} {location[:40]}")
+        shown_headers = [{"name": k, "value": v} for k, v in headers
+                         if k.lower() not in ("location", "content-length", "connection", "transfer-encoding")]
+        page.call("Fetch.fulfillRequest", requestId=paused["requestId"], responseCode=200, responseHeaders=shown_headers,
+                  body=base64.b64encode(body).decode())
+        answered = True
+    finally:
+        if paused is not None and not answered:
+            page.call("Fetch.failRequest", requestId=paused["requestId"], errorReason="Aborted")
+        page.call("Fetch.disable")
+    shown = page.wait_for("document.getElementById('return-to-app') !== null", 10)
+    check("the relay's page holds the same intent:// link", bool(shown and location)
+          and page.js("document.getElementById('return-to-app').getAttribute('href')") == location)
+    s.check_page("android-return")
+
+
 def not_found(s, server):
     page, check = s.page, s.results.check
     page.navigate(server.base + "/no-such-page")
@@ -786,7 +845,7 @@ def main():
         with open(clients_file, "w") as file:
             json.dump([{"client_id": WEBVIEW_CLIENT, "name": "Webview app", "redirect_uris": [client.redirect_uri]}], file)
         plain = Server({"BRIDGE_SITE_NAME": "Example Shop", "BRIDGE_RETURN_URLS": "/session?from=return",
-                        "BRIDGE_CLIENTS_FILE": clients_file})
+                        "BRIDGE_CLIENTS_FILE": clients_file, "APPLE_ANDROID_PACKAGES": ANDROID_PACKAGE})
         plain.client = client
         servers.append(plain)
         sdk = Server({"APPLE_JS_SDK": "1"})
@@ -806,6 +865,7 @@ def main():
         session.reset_emulation()
         for flow, args in [(web_sign_in, (plain,)), (account_deletion, (plain,)), (cancel, (plain,)),
                            (repost, (plain,)), (webview_bridge, (plain,)), (webview_openid, (plain,)), (not_found, (plain,)),
+                           (android_relay, (plain,)),
                            (stale_sign_out, (plain,)), (simulator_pages, (plain,)), (korean, (plain,)), (post_only_pages, (plain,)),
                            (return_to, (plain,)), (rate_limited, (plain,)),
                            (js_sdk_never_arrives, (sdk,)), (js_sdk_webview, (sdk,)),

@@ -89,6 +89,10 @@ import Testing
         }
     }
 
+    /// What migrating a version-12 database applies: 13 and every later version (recorded on each backend, whether
+    /// or not it runs anything there).
+    static let versionsAfterTwelve = Migrations.all.map(\.version).filter { $0 > 12 }
+
     /// A database as version 12 left it, before its keys compared byte by byte; the versions applied.
     private func migrateToVersionTwelve(_ url: PostgresURL) throws -> [Int] {
         let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])

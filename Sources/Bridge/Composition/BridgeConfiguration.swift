@@ -38,6 +38,8 @@ public struct BridgeConfiguration: Sendable {
     /// APPLE_ACCEPT_UNSENT_NONCE: a JSON-API token carrying a nonce the app made and did not send is accepted, as
     /// not nonce-verified (apps that hash a nonce into the request and forget it).
     public var acceptUnsentNonce: Bool
+    /// APPLE_ANDROID_PACKAGES: the Android apps the `intent://` relay hands a sign-in to (see `androidRelayURL`).
+    public var androidPackages: [String]
     /// Peers whose `X-Forwarded-For` is believed (BRIDGE_TRUSTED_PROXIES): reverse proxies in front of the service.
     var trustedProxies: [AddressRange]
     /// The Bearer token `GET /metrics` requires (BRIDGE_METRICS_TOKEN); nil leaves it open.
@@ -83,6 +85,7 @@ public struct BridgeConfiguration: Sendable {
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
         "APPLE_JS_POPUP", "APPLE_REQUIRE_NONCE", "APPLE_ACCEPT_UNSENT_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
         "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE", "APPLE_MAX_CALLS_IN_FLIGHT", "BRIDGE_COOKIE_DOMAIN",
+        "APPLE_ANDROID_PACKAGES",
     ] + SiteSettings.keys
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -119,6 +122,7 @@ public struct BridgeConfiguration: Sendable {
         }
         requireNonce = try Self.flag(values, "APPLE_REQUIRE_NONCE")
         acceptUnsentNonce = try Self.flag(values, "APPLE_ACCEPT_UNSENT_NONCE")
+        androidPackages = try Self.androidPackages(settings, servicesID: servicesID)
         trustedProxies = try Self.trustedProxies(settings)
         metricsToken = try Self.metricsToken(settings)
         corsOrigins = try Self.corsOrigins(settings)

@@ -40,9 +40,11 @@ public enum CompositionRoot {
         let retrier = configuration.requireCodeExchange ? nil : apple.tokenClient.map {
             CodeExchangeRetrier(client: $0, store: store, vault: vault, metrics: metrics, logger: logger)
         }
+        let relayedCodes = RelayedCodes(store: store, clock: clock)
         let exchanger = CodeExchanger(client: apple.tokenClient, servicesID: configuration.servicesID,
                                       redirectURI: configuration.redirectURI, isRequired: configuration.requireCodeExchange,
-                                      metrics: metrics, logger: logger, retrier: retrier)
+                                      metrics: metrics, logger: logger, retrier: retrier,
+                                      relayedCodes: configuration.androidPackages.isEmpty ? nil : relayedCodes)
         let sessionIssuer = SessionIssuer(metrics: metrics, logger: logger)
         let signIn = IdentityTokenSignIn(
             verifier: apple.verifier, exchanger: exchanger,
@@ -82,6 +84,10 @@ public enum CompositionRoot {
                                  accessTokens: accessTokens, accountDeletion: accountDeletion, metrics: metrics, logger: logger),
             appleNotifications: AppleNotifications(verifier: apple.notifications, store: store, clock: clock,
                                                    metrics: metrics, logger: logger),
+            androidRelay: AndroidRelay(packages: configuration.androidPackages, servicesID: configuration.servicesID,
+                                       verifier: apple.verifier, relayedCodes: relayedCodes,
+                                       relayURL: { [configuration] in configuration.androidRelayURL(package: $0) },
+                                       pages: pages, logger: logger),
             staticFiles: try StaticFiles(directory: publicDirectory),
             providerAuthorization: providerAuthorization,
             providerTokens: ProviderTokenEndpoint(store: store, clock: clock, clientAuthentication: clients,

@@ -15,4 +15,6 @@ enum PageRefusal: Error, Equatable {
     case duplicateCookie
     /// An invitation link whose token names no waiting invitation: used, expired, or cut short.
     case invitationUnusable
+    /// `POST /apple/android/<package>` for a package not in APPLE_ANDROID_PACKAGES: nothing is handed to it.
+    case unknownAndroidApp
 }

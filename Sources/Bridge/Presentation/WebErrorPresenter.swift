@@ -121,6 +121,7 @@ struct WebErrorPresenter: ErrorPresenter {
         case .deletionNotFromThisSite: Description(status: 403, reasonCode: "deletion_refused", action: .account)
         case .duplicateCookie: Description(status: 400, reasonCode: "duplicate_cookie")
         case .invitationUnusable: Description(status: 410, reasonCode: "invitation_unusable")
+        case .unknownAndroidApp: Description(status: 404, reasonCode: "unknown_android_app")
         }
     }
 

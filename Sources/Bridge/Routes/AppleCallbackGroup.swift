@@ -6,10 +6,16 @@ import HTTPServer
 struct AppleCallbackGroup: Sendable {
     let callbacks: RouteGroup
     let notifications: RouteGroup
+    /// The Android relay's form_post: a person's Custom Tab shows the answer, so pages here too, inside `/apple/`.
+    /// Its refusals are logged, not counted as the callback's: nobody signs in at the relay.
+    let androidRelay: RouteGroup
 
     init(pages: PageAnswers, jsonErrors: ErrorMapping<JSONErrorPresenter>, metrics: Metrics, logger: Logger) {
         callbacks = RouteGroup("apple-callback", CountedRefusals(pages: pages, metrics: metrics, logger: logger))
         notifications = RouteGroup("apple-notifications", owning: ["/apple/"], NeverStoredAnswers(errors: jsonErrors))
+        androidRelay = RouteGroup("android-relay", owning: [BridgeConfiguration.androidRelayPathPrefix],
+                                  CountedRefusals(pages: pages, metrics: metrics, logger: logger,
+                                                  metric: nil, event: "android_relay_refused"))
     }
 
     /// The callback: fields from a urlencoded body, or from the query string of a bodiless POST (how an app's
@@ -19,6 +25,19 @@ struct AppleCallbackGroup: Sendable {
             // Two binding cookies of one name: one was planted, and either might sign this browser in.
             if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
             return try handler(request, try Self.callbackFields(request))
+        }
+    }
+
+    /// The Android relay (`POST /apple/android/<package>`): Apple's form_post, its fields from a urlencoded body only.
+    /// Its group owns `/apple/android/`, inside the notifications' `/apple/`: the router's and the listener's refusals
+    /// there are pages too.
+    func relayPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Route {
+        androidRelay.route { request in
+            if request.body.isEmpty { return try handler(request, FormFields()) }
+            guard let form = request.formBody else {
+                throw HTTPError(415, "Apple's answer must be sent as a form (application/x-www-form-urlencoded).")
+            }
+            return try handler(request, form)
         }
     }
 
@@ -39,6 +58,9 @@ struct AppleCallbackGroup: Sendable {
         let pages: PageAnswers
         let metrics: Metrics
         let logger: Logger
+        /// The counter of refusals, by reason; nil: only logged.
+        var metric: String? = "bridge_callback_rejections_total"
+        var event = "sign_in_rejected"
 
         func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
             try pages.respond(to: request) { request in
@@ -48,8 +70,8 @@ struct AppleCallbackGroup: Sendable {
                     throw suspended  // every sign-in's, and no refusal: not worth describe's four casts
                 } catch {
                     if let refusal = WebErrorPresenter.describe(error) {
-                        metrics.increment("bridge_callback_rejections_total", ["reason": refusal.reasonCode])
-                        logger.warning("sign_in_rejected", ["reason": refusal.reasonCode, "status": String(refusal.status)])
+                        if let metric { metrics.increment(metric, ["reason": refusal.reasonCode]) }
+                        logger.warning(event, ["reason": refusal.reasonCode, "status": String(refusal.status)])
                     }
                     throw error
                 }

@@ -81,7 +81,7 @@ struct AppleRedirect: Sendable {
         let invitations = landing.invitations
         return try signIn.finish(request, presented, signIn: { identity in
             let flow: SignInFlow = identity.audience == service.servicesID ? .web : .webviewNative
-            return signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
+            return try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
                                   displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
                                   alongside: invitations.spending(request, then: clientCode?.store))
         }) { signInRequest, outcome in

@@ -52,6 +52,7 @@ public final class BridgeApp: Sendable {
         router.add("POST", "/account/delete", web.signedIn(csrfRefusal: .deletionNotFromThisSite, session.deleteAccount))
         router.add("POST", "/apple_redirect", apple.formPost(redirect.finish))
         router.add("POST", "/apple/notifications", apple.notification(endpoints.appleNotifications.receive))
+        router.addPrefix("POST", BridgeConfiguration.androidRelayPathPrefix, apple.relayPost(endpoints.androidRelay.relay))
         router.add("POST", "/api/auth/nonce", api.endpoint(rateLimited: true, native.issueNonce))
         router.add("POST", "/api/auth/apple", api.endpoint(rateLimited: true, native.signIn))
         router.add("POST", "/api/auth/apple-login", api.endpoint(rateLimited: true, native.signIn))
@@ -89,7 +90,7 @@ public final class BridgeApp: Sendable {
     }
 
     /// The listener's own refusals (413, 400, 429, 503), answered by the group the path belongs to (JSON under
-    /// `/api/` and `/apple/`, RFC 6749 JSON under `/oauth/`, plain text for the operational routes, else a page) and
+    /// `/api/` and `/apple/`, a page under `/apple/android/`, RFC 6749 JSON under `/oauth/`, plain text for the operational routes, else a page) and
     /// with the same security headers as every other answer. A page's words come from the catalogs in the default
     /// language: the listener answers before the request is handed on.
     public var refusalResponse: MicroHTTPDListener.Refusal {

@@ -7,6 +7,7 @@ struct Endpoints: Sendable {
     let sessionPages: SessionPages
     let nativeAPI: NativeAPI
     let appleNotifications: AppleNotifications
+    let androidRelay: AndroidRelay
     let staticFiles: StaticFiles
     let providerAuthorization: ProviderAuthorizationFlow
     let providerTokens: ProviderTokenEndpoint

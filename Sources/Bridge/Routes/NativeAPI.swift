@@ -65,7 +65,7 @@ struct NativeAPI: Sendable {
             }
             // Refused here too, before the code exchange, so such a request spends nothing at Apple.
             if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
-            return signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
+            return try signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
                                   displayName: DisplayName.fromAPIBody(body), grant: .appSession)
         }) { signInRequest, outcome in
             let signedIn = try service.completeSignIn(signInRequest, outcome)

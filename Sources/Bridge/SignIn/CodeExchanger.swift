@@ -38,6 +38,8 @@ struct CodeExchanger: Sendable {
     let metrics: Metrics
     let logger: Logger
     var retrier: CodeExchangeRetrier? = nil
+    /// The codes the Android relay handed over, whose redirect URI is the relay's; nil when the relay is off.
+    var relayedCodes: RelayedCodes? = nil
 
     /// Whether exchanging `code` now means calling Apple, so a listener thread must hand the request over
     /// (`OffListenerRequired`). False when Apple is not to be called now (too many calls in flight, or the breaker
@@ -47,13 +49,13 @@ struct CodeExchanger: Sendable {
         return client.wouldCall(AppleTokenClient.tokenPath)
     }
 
-    /// Exchanges the code, giving up at `deadline` (the request's budget for Apple).
+    /// Exchanges the code, giving up at `deadline` (the request's budget for Apple). Throws only when the store
+    /// cannot say whether the relay handed the code over.
     func exchange(code: String?, identity: AppleIdentity, flow: SignInFlow,
-                  deadline: Date = Date().addingTimeInterval(AppleServices.requestBudget)) -> CodeExchange {
+                  deadline: Date = Date().addingTimeInterval(AppleServices.requestBudget)) throws -> CodeExchange {
         let codeSent = !(code ?? "").isEmpty
         guard let client, let code, codeSent else { return CodeExchange(outcome: .skipped, codeSent: codeSent) }
-        // Web codes were issued for our redirect_uri; native codes (bundle-ID audience) have none.
-        let redirectURI = identity.audience == servicesID ? redirectURI : nil
+        let redirectURI = try redirectURI(for: code, identity: identity, flow: flow)
         do {
             let exchange = try client.exchange(code: code, clientID: identity.audience, redirectURI: redirectURI,
                                                expectedSubject: identity.subject, deadline: deadline)
@@ -71,6 +73,15 @@ struct CodeExchanger: Sendable {
             }
             return failed
         }
+    }
+
+    /// The `redirect_uri` Apple issued `code` for, as the bridge knows it: none for a native code (a bundle ID's); for
+    /// a Services ID's code that an app sends to the JSON API, the relay's URL when the relay handed it over; else
+    /// `/apple_redirect`, where Apple posts every other web sign-in (the OpenID provider's too).
+    func redirectURI(for code: String, identity: AppleIdentity, flow: SignInFlow) throws -> String? {
+        guard let servicesID, identity.audience.utf8.elementsEqual(servicesID.utf8) else { return nil }
+        if flow == .api, let relayed = try relayedCodes?.redirectURI(forCode: code) { return relayed }
+        return redirectURI
     }
 
     /// After the sign-in went on without its exchange, queues the exchange for a retry in the background.

@@ -58,9 +58,9 @@ struct IdentityTokenSignIn: Sendable {
     /// The sign-in of a verified identity; exchanges its code at Apple (or skips or postpones the exchange).
     func request(_ identity: AppleIdentity, _ presented: Presented, flow: SignInFlow, proof: SignInProof,
                  displayName: String?, grant: SessionGrant,
-                 alongside: (@Sendable (any StoreTransaction, User) throws -> Void)? = nil) -> SignInRequest {
+                 alongside: (@Sendable (any StoreTransaction, User) throws -> Void)? = nil) throws -> SignInRequest {
         SignInRequest(identity: identity, identityToken: presented.idToken, flow: flow, proof: proof,
-                      codeExchange: exchanger.exchange(code: presented.code, identity: identity, flow: flow),
+                      codeExchange: try exchanger.exchange(code: presented.code, identity: identity, flow: flow),
                       displayName: displayName, grant: grant, alongside: alongside)
     }
 }
