@@ -94,10 +94,12 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
         let port = freeLoopbackPort()
-        // Its one Return URL is this bridge's callback, as in Apple's console.
+        // Its Return URLs are this bridge's callback and its Android relays, as in Apple's console.
         var publicURL = settings["BRIDGE_PUBLIC_URL"] ?? "http://127.0.0.1:\(port)"
         if publicURL.hasSuffix("/") { publicURL.removeLast() }
-        simulator = try AppleIDStandIn(returnURLs: .only([publicURL + "/apple_redirect"]))
+        let relays = (settings["APPLE_ANDROID_PACKAGES"] ?? "").split(separator: ",")
+            .map { publicURL + "/apple/android/" + $0.trimmingCharacters(in: .whitespaces) }
+        simulator = try AppleIDStandIn(returnURLs: .only([publicURL + "/apple_redirect"] + relays))
         // A simulator not started yet still has its port reserved, so it can come up later ("Apple is back").
         let reserved = startSimulator ? 0 : freeLoopbackPort()
         simulatorHTTP = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: reserved),
