@@ -27,8 +27,10 @@ let package = Package(
 
         // The lock the product's modules share (a plain pthread mutex; see Lock.swift for why not `Mutex`).
         .target(name: "Locking"),
+        // Text compared as UTF-8 bytes, where a rule must not use canonical equivalence.
+        .target(name: "TextBytes"),
         .target(name: "WorkerThreads"),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "WorkerThreads", "Locking"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "WorkerThreads", "Locking", "TextBytes"]),
         .target(name: "JSON"),
         .target(name: "JOSE", dependencies: ["JSON", "COpenSSL", "COpenSSLSetup", "Locking"]),
         .target(name: "Mustache"),
@@ -37,14 +39,14 @@ let package = Package(
         // SQLite's own page cache behind a wrapper that skips the end-of-transaction truncations that remove nothing.
         .target(name: "CSQLitePageCache", dependencies: ["CSQLite"]),
         .target(name: "Storage", dependencies: ["CSQLite", "CSQLiteWALBuffer", "CSQLitePageCache", "CLibPQ", "COpenSSLSetup", "WorkerThreads", "Locking"]),
-        .target(name: "AppleID", dependencies: ["JSON", "JOSE", "Locking"]),
+        .target(name: "AppleID", dependencies: ["JSON", "JOSE", "Locking", "TextBytes"]),
         .target(name: "AppleIDSimulator", dependencies: ["HTTPServer", "JSON", "JOSE", "Mustache", "Locking"]),
         // Page languages: catalogs, Accept-Language negotiation, plural rules, per-language dates and numbers.
         .target(name: "Localization"),
         // The OpenID provider's HTTP-free rules: clients, redirect URIs, PKCE, requests, discovery, tokens.
-        .target(name: "OpenIDProvider", dependencies: ["JSON", "JOSE"]),
+        .target(name: "OpenIDProvider", dependencies: ["JSON", "JOSE", "TextBytes"]),
         .target(name: "Bridge", dependencies: ["HTTPServer", "JSON", "JOSE", "AppleID", "Storage", "Mustache", "Localization",
-                                               "OpenIDProvider", "Locking"]),
+                                               "OpenIDProvider", "Locking", "TextBytes"]),
         .executableTarget(name: "apple-signin-bridge",
                           dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE", "Storage"]),
 
@@ -65,6 +67,7 @@ let package = Package(
         .executableTarget(name: "jose-exit-check", dependencies: ["JOSE"], path: "Tests/JOSEExitCheck"),
         .target(name: "TestSupport", dependencies: ["CHTMLQuery", "CChildProcess"]),
 
+        .testTarget(name: "TextBytesTests", dependencies: ["TextBytes"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),

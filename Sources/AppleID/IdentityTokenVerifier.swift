@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import TextBytes
 
 /// Verifies Apple identity tokens: every rule, in an order that refuses cheaply before any crypto.
 public final class IdentityTokenVerifier: Sendable {
@@ -50,7 +51,7 @@ public final class IdentityTokenVerifier: Sendable {
     func check(_ claims: AppleClaims, context: VerificationContext) throws(TokenRejection) -> AppleIdentity {
         try policy.checkIssuer(claims)
         let audience = try policy.audience(of: claims)
-        let isServicesID = policy.servicesID?.utf8.elementsEqual(audience.utf8) == true
+        let isServicesID = policy.servicesID?.hasSameUTF8(as: audience) == true
         let times = try policy.checkTimes(claims, now: clock.now, maximumAge: policy.maximumAge, requireExpiry: true)
         guard let expiresAt = times.expiresAt else { throw .malformed("no exp claim") }
         guard let subject = claims.subject else { throw .missingSubject }

@@ -1,4 +1,5 @@
 import Foundation
+import TextBytes
 
 /// Which client IDs and issuers a JWT Apple signed may name, and the time rules: one policy for identity
 /// tokens and server notifications alike.
@@ -32,7 +33,7 @@ public struct VerificationPolicy: Sendable {
 
     func checkIssuer(_ claims: AppleClaims) throws(TokenRejection) {
         // Byte for byte: `contains` on Strings is canonical equivalence.
-        guard issuers.contains(where: { $0.utf8.elementsEqual(claims.issuer.utf8) }) else {
+        guard issuers.contains(where: { $0.hasSameUTF8(as: claims.issuer) }) else {
             throw .wrongIssuer(claims.issuer.loggable)
         }
     }
@@ -42,7 +43,7 @@ public struct VerificationPolicy: Sendable {
     /// trust, and one token must not serve two clients.
     func audience(of claims: AppleClaims) throws(TokenRejection) -> String {
         guard claims.audiences.count == 1, let audience = claims.audiences.first,
-              clientIDs.contains(where: { $0.utf8.elementsEqual(audience.utf8) }) else {
+              clientIDs.contains(where: { $0.hasSameUTF8(as: audience) }) else {
             throw .wrongAudience(claims.audiences.joined(separator: ",").loggable)
         }
         return audience

@@ -1,3 +1,5 @@
+import TextBytes
+
 /// Routes by exact path and method, then by path prefix. Unknown path: 404; known path, other method: 405.
 /// Paths, prefixes and methods are compared as UTF-8 bytes: Swift's `String` comparisons are canonical equivalence
 /// over Characters, so `/api/` followed by a combining mark would not start with `/api/`, and a path written with
@@ -50,7 +52,7 @@ public struct Router: HTTPResponder {
         registrations.append(Registration(method: method, path: path, isPrefix: false, group: route.group))
         if let owner = exact[path]?.group {
             precondition(owner === route.group, "\(path) is in group \(owner.name), not \(route.group.name)")
-            precondition(exact[path]?.path.utf8.elementsEqual(path.utf8) == true, "\(path) is registered in another spelling")
+            precondition(exact[path]?.path.hasSameUTF8(as: path) == true, "\(path) is registered in another spelling")
         }
         exact[path, default: PathRoutes(path: path, group: route.group)].byMethod[method] = route
         if method == "GET" && exact[path]?.byMethod["HEAD"] == nil {
@@ -125,7 +127,7 @@ public struct Router: HTTPResponder {
         }
         let matching = prefixRoutes.filter { request.path.utf8.starts(with: $0.prefix.utf8) }
         if let match = matching.first(where: {
-            $0.method.utf8.elementsEqual(request.method.utf8) || ($0.method == "GET" && request.method.utf8.elementsEqual("HEAD".utf8))
+            $0.method.hasSameUTF8(as: request.method) || ($0.method == "GET" && request.method.hasSameUTF8(as: "HEAD"))
         }) {
             return (match.route.group, match.route.handler)
         }
@@ -138,7 +140,7 @@ public struct Router: HTTPResponder {
 
     /// The routes registered for exactly this path, byte for byte (the dictionary finds canonically equal keys too).
     private func exactRoutes(_ path: String) -> PathRoutes? {
-        guard let routes = exact[path], routes.path.utf8.elementsEqual(path.utf8) else { return nil }
+        guard let routes = exact[path], routes.path.hasSameUTF8(as: path) else { return nil }
         return routes
     }
 
@@ -148,7 +150,7 @@ public struct Router: HTTPResponder {
     }
 
     private mutating func own(_ prefix: String, _ group: RouteGroup) {
-        if let owner = owners.first(where: { $0.prefix.utf8.elementsEqual(prefix.utf8) })?.group {
+        if let owner = owners.first(where: { $0.prefix.hasSameUTF8(as: prefix) })?.group {
             precondition(owner === group, "\(prefix) is owned by group \(owner.name), not \(group.name)")
             return
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TextBytes
 
 /// Serves files under a directory at a URL prefix. Files are read once at start-up, so a request can only
 /// ever name a file that was there; `..`, encoded or not, never reaches the file system.
@@ -42,7 +43,7 @@ public struct StaticFiles: Sendable {
         if segments.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty || $0.contains("\\") || $0.contains("\0") }) {
             throw HTTPError(400, "That file path is not allowed.")
         }
-        guard let file = files[relative], file.relativePath.utf8.elementsEqual(relative.utf8) else { throw HTTPError(404, "There is no file at this address.") }
+        guard let file = files[relative], file.relativePath.hasSameUTF8(as: relative) else { throw HTTPError(404, "There is no file at this address.") }
         var headers = HTTPHeaders([
             ("Content-Type", file.contentType),
             ("Cache-Control", "public, max-age=\(maxAge)"),

@@ -1,5 +1,6 @@
 import JOSE
 import JSON
+import TextBytes
 
 /// One configured relying party.
 public struct OpenIDClient: Sendable, Equatable {
@@ -32,7 +33,7 @@ public struct OpenIDClient: Sendable, Equatable {
 
     /// RP-Initiated Logout 1.0 §3: the URI must be one registered, exactly (byte for byte).
     public func allowsPostLogoutRedirect(to uri: String) -> Bool {
-        postLogoutRedirectURIs.contains { Array($0.utf8) == Array(uri.utf8) }
+        postLogoutRedirectURIs.contains { $0.hasSameUTF8(as: uri) }
     }
 
     public func secretMatches(_ secret: String) -> Bool {
@@ -59,7 +60,7 @@ public struct ClientRegistry: Sendable {
 
     /// The client registered with exactly these bytes: the dictionary would find a canonically equal id too.
     public func client(_ clientID: String) -> OpenIDClient? {
-        guard let client = clients[clientID], client.clientID.utf8.elementsEqual(clientID.utf8) else { return nil }
+        guard let client = clients[clientID], client.clientID.hasSameUTF8(as: clientID) else { return nil }
         return client
     }
 
@@ -75,10 +76,10 @@ public struct ClientRegistry: Sendable {
         var clients: [OpenIDClient] = []
         for (index, entry) in entries.enumerated() {
             let client = try parseClient(entry, index: index)
-            if reserved.contains(where: { $0.lowercased().utf8.elementsEqual(client.clientID.lowercased().utf8) }) {
+            if reserved.contains(where: { $0.lowercased().hasSameUTF8(as: client.clientID.lowercased()) }) {
                 throw ClientRegistryError("client \"\(client.clientID)\": client_id \"\(client.clientID)\" is reserved: the server uses it itself")
             }
-            if clients.contains(where: { $0.clientID.utf8.elementsEqual(client.clientID.utf8) }) {
+            if clients.contains(where: { $0.clientID.hasSameUTF8(as: client.clientID) }) {
                 throw ClientRegistryError("client \"\(client.clientID)\": client_id is listed twice")
             }
             clients.append(client)

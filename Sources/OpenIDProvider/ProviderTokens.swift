@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import JSON
+import TextBytes
 
 /// One of the provider's RS256 signing keys.
 public struct SigningKey: Sendable {
@@ -140,7 +141,7 @@ extension ProviderTokens {
               let keyID = jws.keyID, let key = publicKey(keyID),
               key.verifyRS256(signature: jws.signature, message: jws.signingInput),
               let claims = try? jws.claims(),
-              let issuer = claims["iss"]?.stringValue, Array(issuer.utf8) == Array(self.issuer.utf8),
+              let issuer = claims["iss"]?.stringValue, issuer.hasSameUTF8(as: self.issuer),
               let subject = claims["sub"]?.stringValue, let memberID = Int64(subject),
               let audience = claims["aud"]?.stringValue
         else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import TextBytes
 
 /// Which redirect URIs a client may register (RFC 8252 §7) and how a presented one is matched against them.
 public enum RedirectURI {
@@ -35,7 +36,7 @@ public enum RedirectURI {
     /// outside 1-65535 never matches.
     public static func matches(_ presented: String, registered: String) -> Bool {
         guard !hasControlCharacter(presented), isASCII(presented) else { return false }
-        if presented.utf8.elementsEqual(registered.utf8) { return true }
+        if presented.hasSameUTF8(as: registered) { return true }
         guard let registeredURL = URLComponents(string: registered), registeredURL.scheme == "http", isLoopback(registeredURL),
               let presentedURL = URLComponents(string: presented), presentedURL.scheme == "http",
               presentedURL.fragment == nil, presentedURL.user == nil, presentedURL.password == nil,
@@ -49,7 +50,7 @@ public enum RedirectURI {
     private static func same(_ one: String?, _ other: String?) -> Bool {
         switch (one, other) {
         case (nil, nil): true
-        case let (one?, other?): one.utf8.elementsEqual(other.utf8)
+        case let (one?, other?): one.hasSameUTF8(as: other)
         default: false
         }
     }
@@ -92,7 +93,7 @@ public enum RedirectURI {
     /// otherwise, or not at all).
     static func isLoopback(_ url: URLComponents) -> Bool {
         let host = url.percentEncodedHost ?? ""
-        return ["127.0.0.1", "[::1]", "::1", "localhost"].contains { $0.utf8.elementsEqual(host.utf8) }
+        return ["127.0.0.1", "[::1]", "::1", "localhost"].contains { $0.hasSameUTF8(as: host) }
     }
 
     /// `uri` with the given parameters added to its query.

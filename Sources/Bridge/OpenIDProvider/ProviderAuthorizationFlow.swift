@@ -5,6 +5,7 @@ import JOSE
 import Mustache
 import OpenIDProvider
 import Storage
+import TextBytes
 
 /// The authorization endpoint and its end. A relying party's request is checked; a browser whose session may be used
 /// gets its code at once (single sign-on), and any other is shown the bridge's own login page, whose login attempt
@@ -59,7 +60,7 @@ struct ProviderAuthorizationFlow: Sendable {
             return refuse("login_required", "the person must sign in first")
         }
         metrics.increment("bridge_oidc_authorizations_started_total", ["client_id": authorization.client.clientID])
-        let languageQuery = FormFields(parameters.pairs.filter { !$0.name.utf8.elementsEqual("lang".utf8) }).urlEncoded
+        let languageQuery = FormFields(parameters.pairs.filter { !$0.name.hasSameUTF8(as: "lang") }).urlEncoded
         return try login.show(request, for: { stateDigest, now in
             ProviderAuthorization(stateHash: stateDigest, clientID: authorization.client.clientID,
                                   redirectURI: authorization.redirectURI, clientState: authorization.state,
@@ -71,7 +72,7 @@ struct ProviderAuthorizationFlow: Sendable {
 
     /// The query of a GET, the form of a POST (a POST whose body is not a form is refused as a page).
     static func parameters(of request: Request) throws -> FormFields {
-        guard request.method.utf8.elementsEqual("POST".utf8) else { return request.query }
+        guard request.method.hasSameUTF8(as: "POST") else { return request.query }
         guard let form = request.formBody else {
             throw HTTPError(415, "An authorization request must be sent as a form (application/x-www-form-urlencoded).")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import OpenIDProvider
+import TextBytes
 
 /// Who is calling the token or revocation endpoint: client_secret_basic, client_secret_post, or a public client
 /// naming itself (`none`). A confidential client must prove its secret; a public one must not send any.
@@ -24,7 +25,7 @@ struct ProviderClientAuthentication: Sendable {
                   let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
                   let clientID = Self.formDecoded(text[..<colon]), let secret = Self.formDecoded(text[text.index(after: colon)...])
             else { throw .invalidClient("the Basic credentials cannot be read") }
-            if let named = form["client_id"], !named.utf8.elementsEqual(clientID.utf8) { throw .invalidClient("client_id differs from the Basic credentials") }
+            if let named = form["client_id"], !named.hasSameUTF8(as: clientID) { throw .invalidClient("client_id differs from the Basic credentials") }
             if form["client_secret"] != nil { throw .invalidRequest("use one client authentication method, not two") }
             return (clientID, secret)
         }

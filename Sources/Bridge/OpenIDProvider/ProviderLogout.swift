@@ -3,6 +3,7 @@ import HTTPServer
 import Mustache
 import OpenIDProvider
 import Storage
+import TextBytes
 
 /// OpenID Connect RP-Initiated Logout 1.0: `GET` and `POST` at the `end_session_endpoint`. A relying party sends the
 /// browser here to sign it out of the bridge too, and names where it goes afterwards: a `post_logout_redirect_uri`
@@ -30,7 +31,7 @@ struct ProviderLogout: Sendable {
             if hint == nil { return refusal("The app that sent you here gave a sign-in token this service did not issue, so nothing was done.") }
         }
         let named = parameters["client_id"].flatMap { $0.isEmpty ? nil : $0 }
-        if let named, let hint, !Array(named.utf8).elementsEqual(Array(hint.audience.utf8)) {
+        if let named, let hint, !named.hasSameUTF8(as: hint.audience) {
             return refusal("The sign-out link names one app and carries another app's sign-in token, so nothing was done.")
         }
         var afterwards = SessionPages.signedOutURL
@@ -43,7 +44,7 @@ struct ProviderLogout: Sendable {
         }
         guard let visit else { return Self.redirect(to: afterwards) }  // nobody is signed in here: nothing to end
         let confirmed = hint.map { $0.memberID == visit.user.id } ?? false
-            || (request.method.utf8.elementsEqual("POST".utf8) && sessions.carriesCSRFToken(request, of: visit))
+            || (request.method.hasSameUTF8(as: "POST") && sessions.carriesCSRFToken(request, of: visit))
         guard confirmed else { return confirmation(parameters, visit) }
         let (idHash, userID, cookieName, destination) = (visit.session.idHash, visit.session.userID,
                                                          configuration.cookieNames.session, afterwards)

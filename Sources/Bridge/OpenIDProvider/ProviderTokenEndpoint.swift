@@ -4,6 +4,7 @@ import HTTPServer
 import JSON
 import OpenIDProvider
 import Storage
+import TextBytes
 
 /// `POST /oauth/token`: the authorization-code grant (single use, bound to client, redirect URI and PKCE verifier;
 /// a second redemption by the same client revokes what the first issued; another client's presentation is refused
@@ -93,7 +94,7 @@ struct ProviderTokenEndpoint: Sendable {
             case let .replayed(record):
                 // Anyone may present a code they saw; only the client it was issued to (authenticated above) may
                 // set off the revocation of what it gave that client.
-                guard record.clientID.utf8.elementsEqual(client.clientID.utf8) else {
+                guard record.clientID.hasSameUTF8(as: client.clientID) else {
                     return .failure(.invalidGrant("the code was issued to another client"))
                 }
                 // A code presented twice was intercepted, or the client is broken: what it issued goes too.
@@ -106,7 +107,7 @@ struct ProviderTokenEndpoint: Sendable {
                 return .failure(refusal)
             case let .redeemed(record):
                 // Thrown, so that the write is undone: another client's presentation does not spend the code.
-                guard record.clientID.utf8.elementsEqual(client.clientID.utf8) else {
+                guard record.clientID.hasSameUTF8(as: client.clientID) else {
                     throw OAuthRefusal.invalidGrant("the code was issued to another client")
                 }
                 if let refusal = Self.check(record, client: client, redirectURI: redirectURI, verifier: verifier) {
@@ -124,8 +125,8 @@ struct ProviderTokenEndpoint: Sendable {
     /// The bindings a redeemed code must meet; nil when it meets them all.
     static func check(_ record: AuthorizationCodeRecord, client: OpenIDClient, redirectURI: String,
                       verifier: String?) -> OAuthRefusal? {
-        guard record.clientID.utf8.elementsEqual(client.clientID.utf8) else { return .invalidGrant("the code was issued to another client") }
-        guard record.redirectURI.utf8.elementsEqual(redirectURI.utf8) else { return .invalidGrant("redirect_uri differs from the authorization request") }
+        guard record.clientID.hasSameUTF8(as: client.clientID) else { return .invalidGrant("the code was issued to another client") }
+        guard record.redirectURI.hasSameUTF8(as: redirectURI) else { return .invalidGrant("redirect_uri differs from the authorization request") }
         switch (record.codeChallenge, verifier) {
         case (nil, nil): return nil
         case (nil, _?): return .invalidGrant("no code_challenge was sent, so no code_verifier is expected")
@@ -183,10 +184,10 @@ struct ProviderTokenEndpoint: Sendable {
     /// rotation is undone and the presented token stays good.
     static func scopes(_ requested: [String]?, granted: [String]) throws -> [String] {
         guard let requested else { return granted }
-        if let wider = requested.first(where: { asked in !granted.contains { $0.utf8.elementsEqual(asked.utf8) } }) {
+        if let wider = requested.first(where: { asked in !granted.contains { $0.hasSameUTF8(as: asked) } }) {
             throw OAuthRefusal.invalidScope("the scope \(wider.prefix(100)) was not granted; a refresh cannot widen the scope")
         }
-        return granted.filter { scope in requested.contains { $0.utf8.elementsEqual(scope.utf8) } }
+        return granted.filter { scope in requested.contains { $0.hasSameUTF8(as: scope) } }
     }
 
     private func tokenResponse(_ grant: Grant, client: OpenIDClient) throws -> Response {

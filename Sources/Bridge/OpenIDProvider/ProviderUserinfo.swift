@@ -4,6 +4,7 @@ import HTTPServer
 import JSON
 import OpenIDProvider
 import Storage
+import TextBytes
 
 /// `GET|POST /oauth/userinfo` (Bearer access token, its session still live) and `POST /oauth/revoke` (RFC 7009).
 struct ProviderUserinfo: Sendable {
@@ -50,11 +51,11 @@ struct ProviderUserinfo: Sendable {
         let (clientID, accessClaims) = (client.clientID, accessTokens.verify(token, now: now))
         return try request.answer(afterWriting: { transaction in
             if let claims = accessClaims {
-                if claims.clientID.utf8.elementsEqual(clientID.utf8) { _ = try transaction.deleteSession(idHash: claims.sessionIDHash) }
+                if claims.clientID.hasSameUTF8(as: clientID) { _ = try transaction.deleteSession(idHash: claims.sessionIDHash) }
                 return
             }
             guard let family = try transaction.refreshTokenFamily(tokenHash: SecretTokens.digest(token)),
-                  try transaction.providerGrant(familyID: family)?.clientID.utf8.elementsEqual(clientID.utf8) == true else { return }
+                  try transaction.providerGrant(familyID: family)?.clientID.hasSameUTF8(as: clientID) == true else { return }
             try transaction.revokeRefreshFamily(family, becauseReused: false)
         }, to: store) { [logger] in
             logger.info("oidc_token_revoked", ["client_id": clientID])

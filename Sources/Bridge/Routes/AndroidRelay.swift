@@ -2,6 +2,7 @@ import AppleID
 import HTTPServer
 import JOSE
 import Storage
+import TextBytes
 
 /// `POST /apple/android/<package>`: Apple's form_post for Flutter's `sign_in_with_apple` on Android, whose Custom Tab
 /// sent Apple this relay's URL as its `redirect_uri`. The identity token is verified first, as on the web; then the
@@ -41,7 +42,7 @@ struct AndroidRelay: Sendable {
         guard let code = fields["code"], !code.isEmpty else { throw SignInFailure.codeExchange(.missingCode) }
         let identity = try verify(idToken, code: code, request)
         // The plugin's codes are issued to the Services ID: a bundle ID's token was not made by Apple's web sign-in.
-        guard let servicesID, identity.audience.utf8.elementsEqual(servicesID.utf8) else {
+        guard let servicesID, identity.audience.hasSameUTF8(as: servicesID) else {
             throw SignInFailure.tokenRejected(.wrongAudience(identity.audience))  // one of ours: it verified
         }
         // What runs after the commit captures only what it uses.

@@ -1,6 +1,7 @@
 import AppleID
 import HTTPServer
 import Storage
+import TextBytes
 
 /// `GET /auth/verify`: whether the browser behind a proxied request is signed in, and as whom. `200` names the
 /// member in `X-Auth-Request-User` (the member id), `X-Auth-Request-Email` and `X-Auth-Request-Groups` (a comma
@@ -59,5 +60,5 @@ struct ForwardAuth: Sendable {
         return names
     }
 
-    static func sameBytes(_ left: String, _ right: String) -> Bool { left.utf8.elementsEqual(right.utf8) }
+    static func sameBytes(_ left: String, _ right: String) -> Bool { left.hasSameUTF8(as: right) }
 }

@@ -1,6 +1,7 @@
 import AppleID
 import Foundation
 import HTTPServer
+import TextBytes
 
 /// What came of exchanging a sign-in's authorization code at Apple.
 struct CodeExchange: Sendable {
@@ -79,7 +80,7 @@ struct CodeExchanger: Sendable {
     /// a Services ID's code that an app sends to the JSON API, the relay's URL when the relay handed it over; else
     /// `/apple_redirect`, where Apple posts every other web sign-in (the OpenID provider's too).
     func redirectURI(for code: String, identity: AppleIdentity, flow: SignInFlow) throws -> String? {
-        guard let servicesID, identity.audience.utf8.elementsEqual(servicesID.utf8) else { return nil }
+        guard let servicesID, identity.audience.hasSameUTF8(as: servicesID) else { return nil }
         if flow == .api, let relayed = try relayedCodes?.redirectURI(forCode: code) { return relayed }
         return redirectURI
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Storage
+import TextBytes
 
 /// The one rule for the sessions this server hands out, whichever route asks: a sign-in (web, webview, JSON API)
 /// or an OpenID client's code opens a session, an app's or a client's with the first refresh token of a new
@@ -109,7 +110,7 @@ struct SessionIssuer: Sendable {
             let grant = try transaction.providerGrant(familyID: old.familyID)
             switch presentation.holder {
             case .app where grant != nil: throw anotherHolders
-            case let .client(id) where grant?.clientID.utf8.elementsEqual(id.utf8) != true: throw anotherHolders
+            case let .client(id) where grant?.clientID.hasSameUTF8(as: id) != true: throw anotherHolders
             default: break
             }
             guard let (session, user) = try transaction.session(idHash: old.sessionIDHash, now: now) else { return .sessionGone }

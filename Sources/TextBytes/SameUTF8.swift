@@ -1,0 +1,17 @@
+extension String {
+    /// Whether the two are the same UTF-8 bytes. Where a rule compares text (paths, URIs, client ids, issuers,
+    /// audiences), `==` is wrong: it compares by canonical equivalence, so `/` followed by a combining mark can equal
+    /// another spelling. A generic `utf8.elementsEqual` says the right thing but walks both views an iterator step at
+    /// a time (about 70 instructions a byte under callgrind, 1,800 for an issuer); this compares the contiguous storage
+    /// a native string has, and walks the views only for a string that has none.
+    @inlinable
+    public func hasSameUTF8(as other: String) -> Bool {
+        let contiguous = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in
+                mine.count == theirs.count && mine.elementsEqual(theirs)
+            }
+        }
+        if let contiguous, let equal = contiguous { return equal }
+        return utf8.elementsEqual(other.utf8)
+    }
+}
