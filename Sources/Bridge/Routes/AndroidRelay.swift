@@ -59,17 +59,15 @@ struct AndroidRelay: Sendable {
         let prefix = BridgeConfiguration.androidRelayPathPrefix.utf8
         guard path.utf8.starts(with: prefix) else { return nil }
         let named = path.utf8.dropFirst(prefix.count)
-        return packages.first { $0.utf8.elementsEqual(named) }
+        return packages.first { $0.utf8.elementsEqual(named) }  // a Substring's view: no contiguous String to compare
     }
 
     /// Verifies the identity token against the code, with keys held on a listener thread (else the request moves off
     /// it, before any side effect). No nonce is expected: a Services-ID token must carry one all the same.
     private func verify(_ idToken: String, code: String, _ request: Request) throws -> AppleIdentity {
-        let context = VerificationContext(expectedNonce: nil, authorizationCode: code)
         do {
-            if request.isOffListener { return try verifier.verify(idToken, context: context, fetchingKeys: true) }
-            guard let identity = try verifier.verifyIfKeyHeld(idToken, context: context) else { throw OffListenerRequired() }
-            return identity
+            return try verifier.verify(idToken, context: VerificationContext(expectedNonce: nil, authorizationCode: code),
+                                       for: request)
         } catch let rejection as TokenRejection {
             throw SignInFailure.tokenRejected(rejection)  // logged by the group
         }

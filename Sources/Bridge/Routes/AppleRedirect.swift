@@ -99,7 +99,7 @@ struct AppleRedirect: Sendable {
                 return try again.land(request, stateDigest: stateDigest, authorization: authorization)
             }
             let destination = handOver?(signedIn.user.id) ?? landing.destination(request, stateDigest: stateDigest)
-            return landing.response(request, sessionID: signedIn.sessionID, stateDigest: stateDigest, destination)
+            return landing.response(request, sessionID: signedIn.sessionID, destination)
         }
     }
 

@@ -22,7 +22,7 @@ struct ForwardAuth: Sendable {
             return (user, try transaction.groups(userID: user.id).map(\.name))
         }
         guard let (user, groups) = found else { throw HTTPError(401, "Not signed in.") }
-        if let required, !required.contains(where: { wanted in groups.contains { Self.sameBytes($0, wanted) } }) {
+        if let required, !required.contains(where: { wanted in groups.contains { $0.hasSameUTF8(as: wanted) } }) {
             throw HTTPError(403, "Signed in, but not in a group this address requires.")
         }
         let email = user.email.flatMap { email in email.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F } ? email : nil }
@@ -45,7 +45,7 @@ struct ForwardAuth: Sendable {
     /// The session cookie's value; nil without one, or with two of that name (one of them planted: neither is
     /// believed).
     private func sessionID(_ request: Request) -> String? {
-        let sent = request.sentCookies.filter { Self.sameBytes($0.name, cookieNames.session) }
+        let sent = request.sentCookies.filter { $0.name.hasSameUTF8(as: cookieNames.session) }
         guard sent.count == 1, let id = sent.first?.value, !id.isEmpty else { return nil }
         return id
     }
@@ -59,6 +59,4 @@ struct ForwardAuth: Sendable {
         }
         return names
     }
-
-    static func sameBytes(_ left: String, _ right: String) -> Bool { left.hasSameUTF8(as: right) }
 }

@@ -44,15 +44,10 @@ struct IdentityTokenSignIn: Sendable {
         }
     }
 
-    /// Verifies the token, fetching Apple's keys only off the listener: on a listener thread a token whose key is
-    /// not held (or is due a refresh) throws `OffListenerRequired`, before any side effect (verifying writes
-    /// nothing), and the worker runs the request again. Otherwise throws the `TokenRejection`.
     private func verify(_ presented: Presented, _ request: Request) throws -> AppleIdentity {
         let context = VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
                                           requireNonce: presented.nonceRequired || requireNonce)
-        if request.isOffListener { return try verifier.verify(presented.idToken, context: context, fetchingKeys: true) }
-        guard let identity = try verifier.verifyIfKeyHeld(presented.idToken, context: context) else { throw OffListenerRequired() }
-        return identity
+        return try verifier.verify(presented.idToken, context: context, for: request)
     }
 
     /// The sign-in of a verified identity; exchanges its code at Apple (or skips or postpones the exchange).
@@ -62,5 +57,16 @@ struct IdentityTokenSignIn: Sendable {
         SignInRequest(identity: identity, identityToken: presented.idToken, flow: flow, proof: proof,
                       codeExchange: try exchanger.exchange(code: presented.code, identity: identity, flow: flow),
                       displayName: displayName, grant: grant, alongside: alongside)
+    }
+}
+
+extension IdentityTokenVerifier {
+    /// Verifies `token` for `request`, fetching Apple's keys only off the listener: on a listener thread a token whose
+    /// key is not held (or is due a refresh) throws `OffListenerRequired`, before any side effect (verifying writes
+    /// nothing), and the worker runs the request again. Otherwise throws the `TokenRejection`.
+    func verify(_ token: String, context: VerificationContext, for request: Request) throws -> AppleIdentity {
+        if request.isOffListener { return try verify(token, context: context, fetchingKeys: true) }
+        guard let identity = try verifyIfKeyHeld(token, context: context) else { throw OffListenerRequired() }
+        return identity
     }
 }

@@ -1,6 +1,7 @@
 import AppleID
 import Foundation
 import HTTPServer
+import JOSE
 import Storage
 
 /// Group invitations (docs/forward-auth.md): the single-use link `invite` prints, `GET /invite?token=…`, which keeps
@@ -86,11 +87,8 @@ struct Invitations: Sendable {
         return TimeInterval(count) * unit
     }
 
-    /// What `SecretTokens.random()` makes: 43 base64url characters.
+    /// What `SecretTokens.random()` makes: 32 bytes in base64url, 43 characters.
     static func isTokenShaped(_ token: String) -> Bool {
-        token.utf8.count == 43 && token.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        token.utf8.count == 43 && Base64URL.decode(token)?.count == 32
     }
 }

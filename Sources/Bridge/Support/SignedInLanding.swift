@@ -20,7 +20,7 @@ struct SignedInLanding: Sendable {
     }
 
     /// `response` (where a finished sign-in goes) with the session cookie.
-    func response(_ request: Request, sessionID: String, stateDigest: String, _ response: Response) -> Response {
+    func response(_ request: Request, sessionID: String, _ response: Response) -> Response {
         var response = response
         response.setCookie(sessions.cookie(sessionID: sessionID))
         if let invitation = Invitations.expiredCookie(request) { response.setCookie(invitation) }
