@@ -4,6 +4,7 @@
 import AppleID
 import AppleIDSimulator
 import Bridge
+import BridgeSettings
 import Foundation
 import HTTPServer
 import JOSE

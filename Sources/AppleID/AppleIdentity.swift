@@ -1,20 +1,5 @@
 import Foundation
 
-/// How a sign-in reached the server.
-public enum SignInFlow: String, Sendable, Equatable {
-    case web
-    case webviewNative = "webview-native"
-    case api
-
-    public var label: String {
-        switch self {
-        case .web: "Web (Apple form_post)"
-        case .webviewNative: "iOS app webview (native Sign in with Apple)"
-        case .api: "Native app API"
-        }
-    }
-}
-
 /// A verified Apple identity token, normalized. Everything here comes from the signed token, never from
 /// the unsigned `user` JSON.
 public struct AppleIdentity: Sendable, Equatable {

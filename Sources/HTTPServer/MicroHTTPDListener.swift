@@ -1,3 +1,4 @@
+import Logging
 import CMicroHTTPD
 import CMicroHTTPDShims
 import Foundation

@@ -1,3 +1,5 @@
+import TextBytes
+
 /// One HTTP response value.
 public struct Response: Sendable {
     public var status: Int

@@ -1,8 +1,11 @@
 import AppleID
 import AppleIDSimulator
 import Bridge
+import BridgeSettings
 import Foundation
 import HTTPServer
+import Logging
+import OperatorCommands
 import Storage
 
 /// The release: scripts/package reads it from `--version` for the package's version, CHANGELOG.md describes it.

@@ -1,5 +1,7 @@
 @testable import Bridge
+import BridgeSettings
 import Testing
+import WebRoutes
 
 /// The CIDR matcher behind BRIDGE_TRUSTED_PROXIES, and the client address the rate limiter counts.
 @Suite("Address ranges and client addresses")

@@ -1,6 +1,7 @@
 import AppleID
 import AppleIDSimulator
 import Bridge
+import BridgeSettings
 import Foundation
 import HTTPServer
 import JOSE
@@ -8,6 +9,7 @@ import JSON
 import Storage
 import Testing
 import TestSupport
+import WebRoutes
 
 /// Flutter's `sign_in_with_apple` on Android: Apple form_posts to `POST /apple/android/<package>`, the bridge verifies
 /// the identity token and sends the Custom Tab to the plugin's `intent://` URL; the app then signs in through the JSON

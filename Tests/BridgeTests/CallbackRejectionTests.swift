@@ -5,6 +5,7 @@ import JOSE
 import JSON
 import Testing
 import TestSupport
+import WebRoutes
 
 /// Every way a callback can be wrong. After each: the right status, a page that says why in plain words,
 /// no session cookie, and no new user.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Testing
 import TestSupport
+import WebRoutes
 
 /// Cookies a sibling domain or a plain-http page cannot plant: `__Host-` names when the public URL is https, a
 /// refusal of two cookies of one name, and HSTS.
@@ -60,6 +61,17 @@ struct CookieHardeningTests {
         let page = HTMLDocument(response.text)
         #expect(page.first("//h1")?.text.contains("cookie") == true, "\(page.text)")
         #expect(response.header("Content-Security-Policy") != nil)
+    }
+
+    @Test("the duplicate check compares cookie names as bytes: a combining mark after the prefix neither hides a name nor joins two")
+    func duplicateCheckComparesBytes() {
+        // "asb_" followed by U+0301 is one Character ("_" with an accent), so `hasPrefix("asb_")` said no.
+        let marked = "asb_\u{301}session"
+        #expect(CookieNames.duplicated(among: [(marked, "1"), (marked, "2")]) == marked)
+        // Precomposed and decomposed spellings are equal as Strings but are two names to a browser.
+        let precomposed = "asb_bind_\u{E9}", decomposed = "asb_bind_e\u{301}"
+        #expect(CookieNames.duplicated(among: [(precomposed, "1"), (decomposed, "2")]) == nil)
+        #expect(CookieNames.duplicated(among: [("__Host-asb_session", "1"), ("__Host-asb_session", "2")]) == "__Host-asb_session")
     }
 
     @Test("a callback with two binding cookies of one name is refused with 400 and signs nobody in")

@@ -3,6 +3,7 @@ import AppleIDSimulator
 import Bridge
 import Foundation
 import HTTPServer
+import OperatorCommands
 import Testing
 import TestSupport
 

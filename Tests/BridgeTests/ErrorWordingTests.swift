@@ -2,7 +2,9 @@ import AppleID
 @testable import Bridge
 import Foundation
 import HTTPServer
+import SignIn
 import Testing
+import WebPresentation
 
 /// Every reason code a page can show has its heading and message in the catalogs (`Locales/`), in every language.
 @Suite("Error wording by reason code")

@@ -1,9 +1,11 @@
 @testable import Bridge
+import BridgeSettings
 import Foundation
 import HTTPServer
 import OpenIDProvider
 import Testing
 import TestSupport
+import WebPresentation
 
 /// Chromium checks `form-action` against the redirects that follow a form post, so the re-post page (whose post is
 /// answered with a redirect to where the sign-in ends) names those destinations, and nothing more.

@@ -1,12 +1,15 @@
 import AppleIDSimulator
 @testable import Bridge
+import BridgeSettings
 import Foundation
 import HTTPServer
 import JOSE
 import JSON
+import SignIn
 import Storage
 import Testing
 import TestSupport
+import WebRoutes
 
 /// `GET /auth/verify` as a reverse proxy asks it (nginx's `auth_request`, Caddy's `forward_auth`, Traefik's
 /// `forwardAuth`): the browser's cookies passed on, the answer's status and `X-Auth-Request-*` headers read.

@@ -1,13 +1,16 @@
 import AppleID
 import AppleIDSimulator
 import Bridge
+import BridgeSettings
 import Foundation
 import HTTPServer
 import JOSE
 import JSON
+import Logging
 import Storage
 import Synchronization
 import TestSupport
+import WebRoutes
 
 /// The package root, found from this file, so tests use the real Templates/ and Public/.
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -1,6 +1,7 @@
 @testable import Bridge
 import Foundation
 import JSON
+import OperatorCommands
 import Storage
 import Testing
 

@@ -1,7 +1,12 @@
 @testable import Bridge
+import BridgeMetrics
+import BridgeSettings
 import Foundation
 import HTTPServer
 import JSON
+import Logging
+import OperatorCommands
+import SignIn
 import Storage
 import Synchronization
 import Testing

@@ -4,6 +4,7 @@ import HTTPServer
 import JOSE
 import JSON
 import OpenIDProvider
+import OperatorCommands
 import Testing
 import TestSupport
 

@@ -1,10 +1,14 @@
 import AppleID
 @testable import Bridge
+import BridgeMetrics
 import Foundation
 import HTTPServer
+import Logging
+import SignIn
 import Storage
 import Testing
 import TestSupport
+import WebPresentation
 
 /// `/metrics` as an operator's Prometheus reads it: every family with its HELP and TYPE from the first scrape, the
 /// request and Apple latency histograms, the call guard, the revocation backlog and database errors

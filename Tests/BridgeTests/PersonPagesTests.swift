@@ -1,8 +1,10 @@
 @testable import Bridge
+import BridgeSettings
 import Foundation
 import HTTPServer
 import TestSupport
 import Testing
+import WebRoutes
 
 /// What a person sees on the pages: their language, friendly refusals, the way onward after signing in.
 @Suite("Pages for the person signing in")

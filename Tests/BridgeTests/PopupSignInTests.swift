@@ -1,10 +1,13 @@
 @testable import Bridge
 import AppleIDSimulator
+import BridgeSettings
 import Foundation
 import HTTPServer
 import JSON
 import Testing
 import TestSupport
+import WebPresentation
+import WebRoutes
 
 /// APPLE_JS_POPUP: Apple's JS SDK signs in in a popup and the login page posts the answer to `/apple_redirect` itself,
 /// where it is checked exactly as Apple's form_post is.

@@ -1,5 +1,6 @@
 @testable import Bridge
 import Foundation
+import SignIn
 import Storage
 import Testing
 

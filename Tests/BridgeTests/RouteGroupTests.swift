@@ -5,6 +5,7 @@ import JSON
 import Storage
 import Testing
 import TestSupport
+import WebPresentation
 
 /// Every path belongs to one route group, and everything said there — a handler's answer, the router's 404 and
 /// 405, the listener's refusals, the rest of a resumed request — is in that group's shape.

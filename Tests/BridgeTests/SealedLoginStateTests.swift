@@ -1,6 +1,7 @@
 @testable import Bridge
 import Foundation
 import JOSE
+import SignIn
 import Storage
 import Testing
 

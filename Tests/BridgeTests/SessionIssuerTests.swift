@@ -1,6 +1,9 @@
 @testable import Bridge
+import BridgeMetrics
 import Foundation
 import HTTPServer
+import Logging
+import SignIn
 import Storage
 import Synchronization
 import Testing

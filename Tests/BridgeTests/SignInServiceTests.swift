@@ -1,9 +1,12 @@
 import AppleID
 @testable import Bridge
+import BridgeMetrics
 import Foundation
 import HTTPServer
 import JOSE
 import JSON
+import Logging
+import SignIn
 import Storage
 import Testing
 

@@ -1,3 +1,4 @@
+import SignIn
 import Testing
 import OpenIDProvider
 @testable import Bridge

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HTTPServer
+@testable import Logging
 import Testing
 
 /// Standard error of this very process, caught in a pipe while `body` runs (other tests' lines may land in it

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HTTPServer
+@testable import Logging
 import Synchronization
 import Testing
 import TestSupport

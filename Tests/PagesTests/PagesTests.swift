@@ -1,10 +1,12 @@
 import Bridge
 import Foundation
 import HTTPServer
+import Logging
 import Mustache
 import Synchronization
 import TestSupport
 import Testing
+import WebPresentation
 
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path

@@ -80,7 +80,7 @@ extension StoreBehaviour {
 
 /// The export must know every kind of member data the schema holds: `MemberRecords.columnsRead` is held to the
 /// migrated schema, so a migration that adds a table keyed by `user_id`, or a column to one of them, fails here until
-/// `memberRecords` reads it and the export decides what to show of it (`Sources/Bridge/Tools/MemberExport.swift`).
+/// `memberRecords` reads it and the export decides what to show of it (`Sources/OperatorCommands/MemberExport.swift`).
 @Suite("Member data in the schema") struct MemberDataSchemaTests {
     @Test("every table with a user_id column, and every column of it and of users, is read for a member's export",
           arguments: Backend.allCases)

@@ -1,0 +1,73 @@
+import AppleID
+import BridgeMetrics
+import Foundation
+import HTTPServer
+import JOSE
+import JSON
+import Logging
+import SignIn
+import Storage
+import WebPresentation
+
+/// `POST /apple/notifications`: Apple's server-to-server events, verified with Apple's keys and applied once.
+package struct AppleNotifications: Sendable {
+    /// What became of a verified notification.
+    package enum Result: String {
+        case applied
+        /// Its `jti` was seen before: Apple delivered it again.
+        case duplicate
+        /// It names a user this service does not have.
+        case unknownUser = "unknown_user"
+    }
+
+    package let verifier: NotificationVerifier
+    package let store: any Store
+    package let clock: WallClock
+    package let metrics: Metrics
+    package let logger: Logger
+
+    package init(verifier: NotificationVerifier, store: any Store, clock: WallClock, metrics: Metrics, logger: Logger) {
+        self.verifier = verifier
+        self.store = store
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// The listener thread is not held while the notification's write waits for its commit.
+    package func receive(_ request: Request) throws -> Response {
+        try AppleCalls.leaveListener(request, if: !verifier.verifiesWithoutFetching(request.body))
+        let notification: AppleServerNotification
+        do {
+            notification = try verifier.verify(request.body)
+        } catch {
+            metrics.increment("bridge_notifications_total", ["result": "rejected"])
+            logger.warning("notification_rejected", ["reason": error.description])
+            throw APIError.notificationRejected(error)
+        }
+        let now = clock.now
+        return try request.answer(afterWriting: { [self] in try apply(notification, in: $0, now: now) }, to: store) {
+            [metrics, logger] result in
+            metrics.increment("bridge_notifications_total", ["result": result.rawValue])
+            logger.info("notification", ["type": notification.type.rawValue, "result": result.rawValue])
+            return .json(JSONValue.object(["status": .string(result.rawValue)]).serialized())
+        }
+    }
+
+    private func apply(_ notification: AppleServerNotification, in transaction: any StoreTransaction, now: Date) throws -> Result {
+        guard try transaction.recordNotification(jti: notification.jti, now: now) else { return .duplicate }
+        guard let user = try transaction.user(providerUserID: notification.subject) else { return .unknownUser }
+        switch notification.type {
+        case .consentRevoked:
+            try transaction.deleteSessions(userID: user.id)
+            try transaction.deleteAppleToken(userID: user.id)
+        case .accountDelete:
+            try transaction.deleteUser(id: user.id)
+        case .emailDisabled:
+            try transaction.setEmailForwarding(userID: user.id, isPrivateEmailEnabled: false, now: now)
+        case .emailEnabled:
+            try transaction.setEmailForwarding(userID: user.id, isPrivateEmailEnabled: true, now: now)
+        }
+        return .applied
+    }
+}

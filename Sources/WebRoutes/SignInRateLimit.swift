@@ -1,0 +1,41 @@
+import AppleID
+import Foundation
+import HTTPServer
+import SignIn
+import Storage
+
+/// Per client (an address, or an IPv6 /64): `GET /login` and the API's sign-in endpoints each write a row, so they are what a flood
+/// would use. The buckets live in the database, one upsert per request, so instances sharing a database share the limit: a client
+/// gets `burst` requests at once and `perMinute` after that in all, however it spreads them over instances.
+package struct SignInRateLimit: Sendable {
+    package let store: any Store
+    package let interval: TimeInterval
+    package let burst: Int
+    package let clock: WallClock
+    package let clientAddresses: ClientAddresses
+
+    package init(perMinute: Int, store: any Store, clock: WallClock, clientAddresses: ClientAddresses) {
+        self.store = store
+        interval = 60 / Double(max(1, perMinute))
+        burst = max(10, perMinute / 6)
+        self.clock = clock
+        self.clientAddresses = clientAddresses
+    }
+
+    /// Admits the request, then answers with `next()`; the listener thread is not held while the bucket's write
+    /// waits for its commit (`next()` is then the rest of the work the router runs when the request resumes).
+    package func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Response) throws -> Response {
+        let admission = admission(of: request)
+        return try request.answer(afterWriting: { try admission.admit(in: $0) }, to: store, isolation: RateLimitAdmission.isolation) {
+            try next()
+        }
+    }
+
+    /// The check for one request, to run inside a write transaction of the caller's (one upsert).
+    package func admission(of request: Request) -> RateLimitAdmission {
+        // A trusted proxy's entry is an address; anything else is still bounded to what the store accepts.
+        let address = clientAddresses.limitKey(of: request)
+        let key = address.isEmpty ? "-" : String(decoding: address.utf8.prefix(190), as: UTF8.self)
+        return RateLimitAdmission(key: key, now: clock.now, interval: interval, burst: burst)
+    }
+}
