@@ -19,12 +19,12 @@ import Darwin
 /// Its methods are inlinable, so that each use is specialized for its value in the module that uses it rather than
 /// run through generic code across the module boundary.
 public struct Lock<State>: @unchecked Sendable {
-    @usableFromInline let storage: Storage
+    @usableFromInline let buffer: StateAndMutex
 
     @inlinable
     public init(_ state: State) {
-        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in state }, to: Storage.self)
-        storage.withUnsafeMutablePointerToElements { mutex in
+        buffer = unsafeDowncast(StateAndMutex.create(minimumCapacity: 1) { _ in state }, to: StateAndMutex.self)
+        buffer.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())
             let result = pthread_mutex_init(mutex, nil)
             precondition(result == 0, "pthread_mutex_init failed (\(result))")
@@ -34,7 +34,7 @@ public struct Lock<State>: @unchecked Sendable {
     /// Runs `body` with the value while holding the lock. Not reentrant: `body` must not take the same lock.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        try storage.withUnsafeMutablePointers { (state, mutex) throws(Failure) -> Result in
+        try buffer.withUnsafeMutablePointers { (state, mutex) throws(Failure) -> Result in
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
             return try body(&state.pointee)
@@ -46,7 +46,7 @@ public struct Lock<State>: @unchecked Sendable {
     public func withLockIfAvailable<Result, Failure: Error>(
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
-        try storage.withUnsafeMutablePointers { (state, mutex) throws(Failure) -> Result? in
+        try buffer.withUnsafeMutablePointers { (state, mutex) throws(Failure) -> Result? in
             guard pthread_mutex_trylock(mutex) == 0 else { return nil }
             defer { pthread_mutex_unlock(mutex) }
             return try body(&state.pointee)
@@ -56,7 +56,7 @@ public struct Lock<State>: @unchecked Sendable {
     /// The value and the mutex in one allocation: the mutex must not move while in use, and a lock made per
     /// request (a suspended request's outcome) costs one allocation, not two.
     @usableFromInline
-    final class Storage: ManagedBuffer<State, pthread_mutex_t> {
+    final class StateAndMutex: ManagedBuffer<State, pthread_mutex_t> {
         deinit {
             withUnsafeMutablePointers { _, mutex in
                 pthread_mutex_destroy(mutex)
