@@ -45,10 +45,12 @@ let package = Package(
         .target(name: "Localization"),
         // The OpenID provider's HTTP-free rules: clients, redirect URIs, PKCE, requests, discovery, tokens.
         .target(name: "OpenIDProvider", dependencies: ["JSON", "JOSE", "TextBytes"]),
+        // Webhooks to the operator's backend: events written to the store's outbox, signed (Standard Webhooks), delivered.
+        .target(name: "Webhooks", dependencies: ["JSON", "JOSE", "Storage", "Locking"]),
         .target(name: "Bridge", dependencies: ["HTTPServer", "JSON", "JOSE", "AppleID", "Storage", "Mustache", "Localization",
-                                               "OpenIDProvider", "Locking", "TextBytes"]),
+                                               "OpenIDProvider", "Locking", "TextBytes", "Webhooks"]),
         .executableTarget(name: "apple-signin-bridge",
-                          dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE", "Storage"]),
+                          dependencies: ["Bridge", "AppleIDSimulator", "HTTPServer", "AppleID", "JSON", "JOSE", "Storage", "Webhooks"]),
 
         // Benchmarks (scripts/bench), not tests.
         .executableTarget(name: "jose-bench", dependencies: ["JSON", "JOSE"], path: "Benchmarks/jose-bench"),
@@ -75,12 +77,13 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JOSETests", dependencies: ["JSON", "JOSE", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Storage", "JSON", "JOSE", "TestSupport"]),
         .testTarget(name: "AppleIDTests", dependencies: ["AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "TestSupport"]),
         .testTarget(name: "AppleIDSimulatorTests", dependencies: ["AppleIDSimulator", "TestSupport", "HTTPServer", "JSON", "JOSE"]),
         .testTarget(name: "LocalizationTests", dependencies: ["Localization"]),
         .testTarget(name: "BridgeTests",
                     dependencies: ["Bridge", "AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE", "Storage", "TestSupport",
-                                   "OpenIDProvider"]),
+                                   "OpenIDProvider", "Webhooks"]),
         .testTarget(name: "OpenIDProviderTests", dependencies: ["OpenIDProvider", "JSON", "JOSE"]),
         .testTarget(name: "PagesTests", dependencies: ["Bridge", "Localization", "Mustache", "HTTPServer", "TestSupport"]),
     ],

@@ -1,5 +1,6 @@
 import AppleID
 import Storage
+import Webhooks
 
 /// The service as `CompositionRoot.compose` put it together: the route table, and what the listener, the sweeper
 /// and tests take beside it.
@@ -15,6 +16,8 @@ public struct ComposedService: Sendable {
     let accountDeletion: AccountDeletion
     /// The revocation queue as last counted, for `/metrics`.
     let revocationBacklog: RevocationBacklog
+    /// BRIDGE_WEBHOOK_*: the outbox's delivery worker, which `BridgeServer` starts; nil without webhooks.
+    public let webhookDelivery: WebhookDelivery?
 
     public var keys: JWKSCache { apple.keys }
 

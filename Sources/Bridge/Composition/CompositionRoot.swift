@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import OpenIDProvider
 import Storage
+import Webhooks
 
 /// The one place the service is put together: configuration → store → keys → verifier → services → handlers →
 /// route groups → route table, each built once and handed to what uses it. `serve` and `dev` take all of it
@@ -50,10 +51,11 @@ public enum CompositionRoot {
             verifier: apple.verifier, exchanger: exchanger,
             service: SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
                                    servicesID: configuration.servicesID, replayLeeway: apple.verifier.policy.leeway,
-                                   metrics: metrics, logger: logger, transferTeam: configuration.teamID),
+                                   metrics: metrics, logger: logger, transferTeam: configuration.teamID,
+                                   webhooks: webhookEvents(configuration)),
             requireNonce: configuration.requireNonce)
         let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
-                                              metrics: metrics, logger: logger)
+                                              metrics: metrics, logger: logger, webhooks: webhookEvents(configuration))
 
         // The handlers.
         let recentAttempts = RecentLoginAttempts()
@@ -83,7 +85,7 @@ public enum CompositionRoot {
                                  sessionIssuer: sessionIssuer,
                                  accessTokens: accessTokens, accountDeletion: accountDeletion, metrics: metrics, logger: logger),
             appleNotifications: AppleNotifications(verifier: apple.notifications, store: store, clock: clock,
-                                                   metrics: metrics, logger: logger),
+                                                   metrics: metrics, logger: logger, webhooks: webhookEvents(configuration)),
             androidRelay: AndroidRelay(packages: configuration.androidPackages, servicesID: configuration.servicesID,
                                        verifier: apple.verifier, relayedCodes: relayedCodes,
                                        relayURL: { [configuration] in configuration.androidRelayURL(package: $0) },
@@ -121,13 +123,15 @@ public enum CompositionRoot {
             forwardAuth: ForwardAuthGroup(errors: ErrorMapping(presenter: PlainTextErrorPresenter(), logger: logger, metrics: metrics)))
 
         let revocationBacklog = RevocationBacklog(store: store)
-        let operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
+        let webhookDelivery = webhookDelivery(configuration, store: store, clock: clock, metrics: metrics, logger: logger)
+        var operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
                                              revocations: revocationBacklog, attemptLookups: attemptLookups, store: store, clock: clock)
+        operational.webhooks = webhookDelivery
         let routes = BridgeApp(configuration: configuration, metrics: metrics, operational: operational, groups: groups,
                                endpoints: endpoints, pages: pages, logo: logo)
         return ComposedService(configuration: configuration, store: store, apple: apple, metrics: metrics, routes: routes,
                                clientAddresses: clientAddresses, accountDeletion: accountDeletion,
-                               revocationBacklog: revocationBacklog)
+                               revocationBacklog: revocationBacklog, webhookDelivery: webhookDelivery)
     }
 
     /// The configured store, with every migration applied.
@@ -162,7 +166,7 @@ public enum CompositionRoot {
                                   clock: clock, logger: logger)
         let vault = AppleTokenVault(key: try ServerSecrets(secretKey: secretKey).appleTokenKey)
         let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
-                                              metrics: Metrics(), logger: logger)
+                                              metrics: Metrics(), logger: logger, webhooks: webhookEvents(configuration))
         return MemberRequests(store: store, accountDeletion: accountDeletion, clock: clock, logger: logger)
     }
 

@@ -4,6 +4,7 @@ import HTTPServer
 import JOSE
 import JSON
 import Storage
+import Webhooks
 
 /// `POST /apple/notifications`: Apple's server-to-server events, verified with Apple's keys and applied once.
 struct AppleNotifications: Sendable {
@@ -21,6 +22,8 @@ struct AppleNotifications: Sendable {
     let clock: WallClock
     let metrics: Metrics
     let logger: Logger
+    /// BRIDGE_WEBHOOK_*: each applied notification's event, written with it; nil writes none.
+    var webhooks: WebhookEvents? = nil
 
     /// The listener thread is not held while the notification's write waits for its commit.
     func receive(_ request: Request) throws -> Response {
@@ -49,12 +52,17 @@ struct AppleNotifications: Sendable {
         case .consentRevoked:
             try transaction.deleteSessions(userID: user.id)
             try transaction.deleteAppleToken(userID: user.id)
+            try webhooks?.record(.appleConsentRevoked, memberID: user.id, in: transaction, now: now)
         case .accountDelete:
             try transaction.deleteUser(id: user.id)
+            // Apple removed the person's link to the app itself: there is nothing left to revoke.
+            try webhooks?.recordDeletion(memberID: user.id, requestedBy: .apple, appleRevocation: "none", in: transaction, now: now)
         case .emailDisabled:
             try transaction.setEmailForwarding(userID: user.id, isPrivateEmailEnabled: false, now: now)
+            try webhooks?.record(.appleEmailDisabled, memberID: user.id, in: transaction, now: now)
         case .emailEnabled:
             try transaction.setEmailForwarding(userID: user.id, isPrivateEmailEnabled: true, now: now)
+            try webhooks?.record(.appleEmailEnabled, memberID: user.id, in: transaction, now: now)
         }
         return .applied
     }

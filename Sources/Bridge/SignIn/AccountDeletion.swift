@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import Storage
+import Webhooks
 
 /// Account deletion: revoke at Apple, then delete everything of the user. A revocation Apple does not accept
 /// now is queued (still encrypted) and retried with backoff until it is: never silently dropped.
@@ -16,6 +17,8 @@ struct AccountDeletion: Sendable {
     let appleTokens: AppleTokenClient?
     let metrics: Metrics
     let logger: Logger
+    /// BRIDGE_WEBHOOK_*: `member.deleted` written with the deletion; nil writes none.
+    var webhooks: WebhookEvents? = nil
 
     /// Deletes the user after trying to revoke their Apple token, then answers with `answer(what happened at
     /// Apple)`. On a listener thread, a revocation that would call Apple first moves the request off it
@@ -25,7 +28,7 @@ struct AccountDeletion: Sendable {
         let record = try store.read { try $0.appleToken(userID: userID) }
         try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
         let revocation = record.map(revokeAtApple) ?? .none
-        let write = deletion(of: userID, revocation: revocation, record: record)
+        let write = deletion(of: userID, revocation: revocation, record: record, requestedBy: .member)
         return try request.answer(afterWriting: write, to: store) { [self] _ in
             recordDeletion(of: userID, revocation)
             return try answer(revocation)
@@ -38,23 +41,26 @@ struct AccountDeletion: Sendable {
         let (user, record) = try store.read { (try $0.user(id: userID), try $0.appleToken(userID: userID)) }
         guard user != nil else { return nil }
         let revocation = record.map(revokeAtApple) ?? .none
-        guard try store.write(deletion(of: userID, revocation: revocation, record: record)) else { return nil }
+        guard try store.write(deletion(of: userID, revocation: revocation, record: record, requestedBy: .operator)) else { return nil }
         recordDeletion(of: userID, revocation)
         return revocation
     }
 
     /// The write that deletes the user (true when it did), queueing the Apple token, still encrypted, when Apple did
     /// not take it back now: the revocation queue retries it.
-    private func deletion(of userID: Int64, revocation: RevocationResult,
-                          record: AppleTokenRecord?) -> @Sendable (any StoreTransaction) throws -> Bool {
+    private func deletion(of userID: Int64, revocation: RevocationResult, record: AppleTokenRecord?,
+                          requestedBy: DeletionRequester) -> @Sendable (any StoreTransaction) throws -> Bool {
         let queued = revocation == .queued ? record : nil
         let now = clock.now
-        return { transaction in
+        return { [webhooks] transaction in
             if let queued {
                 _ = try transaction.enqueueRevocation(clientID: queued.clientID, encryptedToken: queued.encryptedRefreshToken,
                                                       tokenTypeHint: "refresh_token", now: now)
             }
-            return try transaction.deleteUser(id: userID)
+            guard try transaction.deleteUser(id: userID) else { return false }
+            try webhooks?.recordDeletion(memberID: userID, requestedBy: requestedBy, appleRevocation: revocation.rawValue,
+                                         in: transaction, now: now)
+            return true
         }
     }
 

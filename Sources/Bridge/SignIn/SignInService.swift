@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import Storage
+import Webhooks
 
 /// Everything the one sign-in transaction needs to know about a verified identity.
 struct SignInRequest: Sendable {
@@ -87,6 +88,8 @@ struct SignInService: Sendable {
     let logger: Logger
     /// APPLE_TEAM_ID: a token's `transfer_sub` is honoured only for a transfer exported for this team (nil: never).
     var transferTeam: String? = nil
+    /// BRIDGE_WEBHOOK_*: the sign-in's `member.created` / `member.signed_in` event; nil writes none.
+    var webhooks: WebhookEvents? = nil
 
     func signIn(_ request: SignInRequest) throws -> SignedIn {
         try checkCodeExchange(request)
@@ -181,6 +184,13 @@ struct SignInService: Sendable {
         let opened = try sessionIssuer.open(made.session, member: member, flow: request.flow.rawValue,
                                             nonceVerified: nonceVerified, in: transaction, now: now)
         if let alongside = request.alongside { try alongside(transaction, try member.get().user) }
+        // Webhooks (issue 54): the sign-in's event, in its own transaction, only when webhooks are configured. It needs
+        // the member's id and whether it was created, so on PostgreSQL it waits for the member's row (and the batch is
+        // not coalesced: the recorder refuses the statement, and each sign-in runs alone).
+        if let webhooks {
+            let (user, created) = try member.get()
+            try webhooks.recordSignIn(memberID: user.id, created: created, flow: request.flow.rawValue, in: transaction, now: now)
+        }
         return SignInWritten(member: member, opened: opened, nonceVerified: nonceVerified)
     }
 

@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import Locking
 import Storage
+import Webhooks
 
 /// The queue of Apple revocations as last counted. Counted at start-up and after each pass over the queue (every
 /// 30 s), not per scrape: a scrape must answer at once, even while the database does not.
@@ -40,6 +41,8 @@ struct OperationalMetrics: Sendable {
     let attemptLookups: AttemptLookups
     let store: any Store
     let clock: WallClock
+    /// The webhook outbox's worker, whose backlog it reports; nil without webhooks.
+    var webhooks: WebhookDelivery? = nil
 
     init(keys: JWKSCache, callGuard: AppleCallGuard, appleIDURL: String, revocations: RevocationBacklog,
          attemptLookups: AttemptLookups, store: any Store, clock: WallClock) {
@@ -62,6 +65,12 @@ struct OperationalMetrics: Sendable {
             let age = backlog.oldestQueuedAt.map { max(0, clock.now.timeIntervalSince($0).rounded()) } ?? 0
             samples += [Metrics.Sample("bridge_revocations_pending", Double(backlog.pending)),
                         Metrics.Sample("bridge_revocation_oldest_pending_age_seconds", age)]
+        }
+        if let backlog = webhooks?.backlog {
+            let age = backlog.oldestPendingCreatedAt.map { max(0, clock.now.timeIntervalSince($0).rounded()) } ?? 0
+            samples += [Metrics.Sample("bridge_webhook_events_pending", Double(backlog.pending)),
+                        Metrics.Sample("bridge_webhook_events_failed", Double(backlog.failed)),
+                        Metrics.Sample("bridge_webhook_oldest_pending_age_seconds", age)]
         }
         // Kept apart from the recorded counters: those would cost every callback a dictionary update.
         samples += AttemptLookups.Source.allCases.map {

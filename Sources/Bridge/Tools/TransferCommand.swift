@@ -2,6 +2,7 @@ import AppleID
 import Foundation
 import HTTPServer
 import Storage
+import Webhooks
 
 /// `apple-signin-bridge transfer export|import`: moving the app's members to another Apple developer team
 /// (docs/app-transfer.md). Export runs as the old team before the transfer and records each member's transfer
@@ -35,7 +36,8 @@ public enum TransferCommand {
                                      output: @escaping (String) -> Void) throws -> Int32 {
         let session = try migrationSession(configuration, clientID: clientID)
         let store = try CompositionRoot.openStore(configuration, logger: logger)
-        return try TransferImport(store: store, session: session, output: output).run()
+        return try TransferImport(store: store, session: session, output: output,
+                                  webhooks: CompositionRoot.webhookEvents(configuration)).run()
     }
 
     private static func migrationSession(_ configuration: BridgeConfiguration,
@@ -240,6 +242,8 @@ struct TransferImport {
     let store: any Store
     let session: MigrationSession
     let output: (String) -> Void
+    /// BRIDGE_WEBHOOK_*: `member.transferred` written with each move; nil writes none.
+    var webhooks: WebhookEvents? = nil
 
     func run() throws -> Int32 {
         let all = try store.read { try $0.transferCounts(targetTeam: nil) }
@@ -277,9 +281,15 @@ struct TransferImport {
                     let migrated = try session.migratedUser(forTransferSubject: transfer.transferSub)
                     let profile = AppleUserProfile(sub: migrated.subject, email: migrated.email, emailVerified: migrated.email != nil,
                                                    isPrivateEmail: migrated.isPrivateEmail, displayName: nil)
-                    let outcome = try store.write {
-                        try $0.completeTransferImport(userID: transfer.userID, transferSub: transfer.transferSub,
-                                                      migrated: profile, now: Date())
+                    let now = Date()
+                    let outcome = try store.write { [webhooks, teamID = session.teamID] transaction in
+                        let outcome = try transaction.completeTransferImport(userID: transfer.userID, transferSub: transfer.transferSub,
+                                                                             migrated: profile, now: now)
+                        if case .moved = outcome {
+                            try webhooks?.record(.memberTransferred, memberID: transfer.userID, ["teamId": .string(teamID)],
+                                                 in: transaction, now: now)
+                        }
+                        return outcome
                     }
                     streak.reset()
                     switch outcome {
