@@ -190,6 +190,24 @@ struct WebhookTests {
         #expect(try store.read { try $0.webhookBacklog() } == WebhookBacklog(pending: 0, failed: 0, oldestPendingCreatedAt: nil))
     }
 
+    @Test("members delete sends member.deleted, requested by the operator, from the command's own process")
+    func operatorDeletion() throws {
+        let receiver = try WebhookReceiver()
+        let secretKey = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let harness = try BridgeHarness(receiver.settings().merging(["BRIDGE_SECRET_KEY": secretKey]) { _, new in new })
+        #expect(try TestBrowser(harness).signIn(user: .alan).status == 303)
+        try receiver.await(1)
+        let environment = receiver.settings().merging([
+            "BRIDGE_DATABASE": "sqlite:\(harness.databasePath)", "BRIDGE_SECRET_KEY": secretKey,
+            "APPLE_SERVICES_ID": BridgeHarness.servicesID, "APPLE_ID_URL": "http://127.0.0.1:\(harness.simulatorPort)",
+        ]) { _, new in new }
+        let deleted = try RunningProcess(["members", "delete", "--id", "1", "--yes"], environment: environment).wait()
+        #expect(deleted.status == 0, "stderr: \(deleted.errors)")
+        let event = try receiver.await(2)[1]
+        #expect(event.type == "member.deleted")
+        #expect(event.data == ["memberId": 1, "requestedBy": "operator", "appleRevocation": "none"])
+    }
+
     @Test("a bad webhook setting stops start-up with one line naming its key; no setting, no webhooks")
     func configuration() throws {
         let secret = WebhookSecret.generate()
@@ -208,7 +226,7 @@ struct WebhookTests {
 }
 
 extension PostgresServerTests {
-    @Test("webhooks on PostgreSQL: the sign-in's event (its batch run alone) and a deletion's, each sent once by one of two instances")
+    @Test("webhooks on PostgreSQL with two instances: the sign-ins' and a deletion's events, each delivered once")
     func webhooksOnPostgres() throws {
         try withDatabase { url in
             let receiver = try WebhookReceiver()
@@ -223,7 +241,7 @@ extension PostgresServerTests {
             let token = try b.token(audience: BridgeHarness.bundleID, subject: SimulatedUser.ada.sub, nonce: nil)
             let signIn = try b.api("/api/auth/apple", json: b.json(["idToken": .string(token)]))
             #expect(signIn.status == 200)
-            #expect(try a.api("/api/me", method: "DELETE", bearer: signIn.body["accessToken"]?.stringValue).status == 200)
+            #expect(try b.api("/api/me", method: "DELETE", bearer: signIn.body["accessToken"]?.stringValue).status == 200)
             let all = try receiver.await(4)
             Thread.sleep(forTimeInterval: 1.5)
             #expect(receiver.deliveries.count == 4)
