@@ -8,7 +8,6 @@ committed while the receiver was down reaches it after the bridge was killed wit
 Usage: run_webhook_test.py EXECUTABLE RESOURCES"""
 
 import base64
-import html.parser
 import http.server
 import json
 import os
@@ -26,6 +25,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Support"))
 from checks import Results, stop  # noqa: E402
+from html_forms import Form, SignInLink  # noqa: E402
 from ports import free_port  # noqa: E402
 
 EXECUTABLE, RESOURCES = sys.argv[1], sys.argv[2]
@@ -92,24 +92,6 @@ class Receiver:
         return None
 
 
-class Form(html.parser.HTMLParser):
-    """The first form of a page: its action and its named inputs; or the login page's Sign in with Apple link."""
-
-    def __init__(self, text):
-        super().__init__()
-        self.action, self.fields, self.link = None, {}, None
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "form" and self.action is None:
-            self.action = attrs.get("action")
-        if tag == "input" and attrs.get("name") and attrs.get("type") in ("hidden", None):
-            self.fields[attrs["name"]] = attrs.get("value", "")
-        if tag == "a" and attrs.get("id") == "apple-signin":
-            self.link = attrs.get("href")
-
-
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args):
         return None
@@ -132,7 +114,7 @@ def web_sign_in(base, user):
     """The login page, the simulator's consent page, Continue, the form_post back with the binding cookie."""
     status, headers, text = request(base + "/login")
     cookies = {c.split("=", 1)[0]: c.split("=", 1)[1].split(";", 1)[0] for c in headers.get_all("Set-Cookie") or []}
-    link = Form(text).link
+    link = SignInLink(text).href
     apple = urllib.parse.urlsplit(link)
     consent = Form(request(link)[2])
     fields = dict(consent.fields, user=user, email_choice="share", action="continue")
