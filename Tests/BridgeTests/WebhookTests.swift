@@ -249,4 +249,26 @@ extension PostgresServerTests {
             #expect(all.map { $0.type ?? "" }.sorted() == ["member.created", "member.created", "member.deleted", "member.signed_in"])
         }
     }
+
+    @Test("webhooks on PostgreSQL: sign-ins sharing a commit each write their member.created (the batch is not coalesced, and nothing is lost)")
+    func webhooksWithConcurrentSignInsOnPostgres() throws {
+        try withDatabase { url in
+            let receiver = try WebhookReceiver()
+            let harness = try BridgeHarness(receiver.settings().merging(["BRIDGE_DATABASE": url]) { _, new in new })
+            let tokens = try (0..<12).map { index in
+                try harness.token(audience: BridgeHarness.bundleID, subject: "001234.concurrent.\(index)", nonce: nil)
+            }
+            let statuses = Mutex<[Int]>([])
+            DispatchQueue.concurrentPerform(iterations: tokens.count) { index in
+                let status = (try? harness.api("/api/auth/apple", json: harness.json(["idToken": .string(tokens[index])])).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+            #expect(statuses.withLock { $0 } == Array(repeating: 200, count: tokens.count))
+            let all = try receiver.await(tokens.count)
+            #expect(Set(all.map(\.type)) == ["member.created"])
+            let members = try harness.app.store.read { tx in try (0..<tokens.count).compactMap { try tx.user(providerUserID: "001234.concurrent.\($0)")?.id } }
+            #expect(Set(all.compactMap { $0.data["memberId"]?.int64Value }) == Set(members))
+            #expect(members.count == tokens.count)
+        }
+    }
 }
