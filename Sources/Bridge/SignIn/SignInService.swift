@@ -185,8 +185,8 @@ struct SignInService: Sendable {
                                             nonceVerified: nonceVerified, in: transaction, now: now)
         if let alongside = request.alongside { try alongside(transaction, try member.get().user) }
         // Webhooks (issue 54): the sign-in's event, in its own transaction, only when webhooks are configured. It needs
-        // the member's id and whether it was created, so on PostgreSQL it waits for the member's row (and the batch is
-        // not coalesced: the recorder refuses the statement, and each sign-in runs alone).
+        // the member's id and whether it was created, so on PostgreSQL it waits for the member's row; and a batch with
+        // such sign-ins is not coalesced (the recorder refuses `get()`), so its writes go out one statement each.
         if let webhooks {
             let (user, created) = try member.get()
             try webhooks.recordSignIn(memberID: user.id, created: created, flow: request.flow.rawValue, in: transaction, now: now)
