@@ -9,7 +9,8 @@ import Testing
 import TestSupport
 @testable import Webhooks
 
-/// The operator's webhook endpoint on loopback: keeps every delivery, and refuses the first `refusing` with 503.
+/// The operator's webhook endpoint on loopback: keeps every delivery, refuses the first `refusing` with 503, and
+/// answers each after `delay`.
 final class WebhookReceiver: Sendable {
     struct Delivery: Sendable {
         let id: String
@@ -25,10 +26,12 @@ final class WebhookReceiver: Sendable {
     private let received = Mutex<[Delivery]>([])
     private let refusals: Mutex<Int>
     private let listener: MicroHTTPDListener
+    private let delay: TimeInterval
     var url: String { "http://127.0.0.1:\(listener.port)/hooks/bridge" }
 
-    init(refusing: Int = 0) throws {
+    init(refusing: Int = 0, delay: TimeInterval = 0) throws {
         refusals = Mutex(refusing)
+        self.delay = delay
         let box = ReceiverBox()
         listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
                                       responder: ClosureResponder { request in try box.receiver?.receive(request) ?? .text("", status: 500) },
@@ -50,6 +53,7 @@ final class WebhookReceiver: Sendable {
         let delivery = Delivery(id: request.headers["webhook-id"] ?? "", timestamp: request.headers["webhook-timestamp"] ?? "",
                                 signature: request.headers["webhook-signature"] ?? "", body: request.body)
         received.withLock { $0.append(delivery) }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let refuse = refusals.withLock { left -> Bool in
             defer { left = max(0, left - 1) }
             return left > 0
@@ -166,6 +170,18 @@ struct WebhookTests {
         #expect(metrics.contains(#"bridge_webhook_deliveries_total{result="delivered"} 1"#))
         #expect(metrics.contains("bridge_webhook_events_pending "))
         #expect(metrics.contains("bridge_webhook_oldest_pending_age_seconds "))
+    }
+
+    @Test("a receiver that takes seconds to answer does not slow the sign-ins; their events arrive when it answers")
+    func slowReceiver() throws {
+        let receiver = try WebhookReceiver(delay: 5)
+        let harness = try BridgeHarness(receiver.settings())
+        for user in [SimulatedUser.ada, .grace, .alan] {
+            let start = Date()
+            #expect(try TestBrowser(harness).signIn(user: user).status == 303)
+            #expect(Date().timeIntervalSince(start) < 4, "a sign-in waited on the webhook receiver")
+        }
+        #expect(try receiver.await(3).map(\.type) == ["member.created", "member.created", "member.created"])
     }
 
     @Test("an event that keeps failing past its days of retries is marked failed; webhooks retry sends it again")
