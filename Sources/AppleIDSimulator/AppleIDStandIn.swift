@@ -71,6 +71,10 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
         case ("POST", "/__simulator/rotate-keys"):
             try rotateKeys()
             return Response.json(JSONValue.object(["kid": .string(currentKeyID)]).serialized())
+        case ("POST", "/__simulator/notifications"): return try mintedNotification(request)
+        case ("POST", "/__simulator/reset-first-sign-ins"):
+            resetFirstSignIns()
+            return Response.json(#"{"reset":true}"#)
         default:
             throw HTTPError(404, "The simulated Apple ID has no endpoint \(request.method) \(request.path).")
         }

@@ -47,6 +47,9 @@ struct GrantStore: Sendable {
         authorized.insert(ClientSubject(clientID: consent.clientID, sub: consent.user.sub)).inserted
     }
 
+    /// Every user's next authorization of every client counts as the first again.
+    mutating func forgetAuthorizations() { authorized.removeAll() }
+
     mutating func addCode(_ code: String, _ grant: AuthorizationCodeGrant) { codes[code] = grant }
 
     /// Removes the code whatever happens next, so a code is never accepted twice, even after a failed exchange.

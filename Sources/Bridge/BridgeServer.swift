@@ -64,6 +64,7 @@ public final class BridgeServer {
         app.revocationBacklog.refresh()  // counted again after each pass of the queue
         try http.start()
         sweeper.start()
+        app.webhookDelivery?.start()
         // Warm Apple's keys so the first sign-in does not wait; a failure here is retried on demand.
         DispatchQueue.global().async { [app] in app.keys.prefetch() }
     }
@@ -71,6 +72,7 @@ public final class BridgeServer {
     /// See `MicroHTTPDListener.shutdown(quiescing:)`.
     public func shutdown(quiescing: Bool = true) {
         sweeper.cancel()
+        app.webhookDelivery?.stop()
         http.shutdown(quiescing: quiescing)
     }
 }

@@ -4,6 +4,7 @@ import BridgeSettings
 import SignIn
 import Storage
 import WebRoutes
+import Webhooks
 
 /// The service as `CompositionRoot.compose` put it together: the route table, and what the listener, the sweeper
 /// and tests take beside it.
@@ -19,6 +20,8 @@ public struct ComposedService: Sendable {
     package let accountDeletion: AccountDeletion
     /// The revocation queue as last counted, for `/metrics`.
     package let revocationBacklog: RevocationBacklog
+    /// BRIDGE_WEBHOOK_*: the outbox's delivery worker, which `BridgeServer` starts; nil without webhooks.
+    package let webhookDelivery: WebhookDelivery?
 
     public var keys: JWKSCache { apple.keys }
 

@@ -10,6 +10,7 @@ import SignIn
 import Storage
 import WebPresentation
 import WebRoutes
+import Webhooks
 
 /// The one place the service is put together: configuration → store → keys → verifier → services → handlers →
 /// route groups → route table, each built once and handed to what uses it. `serve` and `dev` take all of it
@@ -28,14 +29,16 @@ public enum CompositionRoot {
         let groups = routeGroups(shared)
         let (configuration, store, apple) = (shared.configuration, shared.store, shared.apple)
         let revocationBacklog = RevocationBacklog(store: store)
-        let operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
+        let webhookDelivery = webhookDelivery(configuration, store: store, clock: clock, metrics: shared.metrics, logger: logger)
+        var operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
                                              revocations: revocationBacklog, attemptLookups: attemptLookups, store: store,
                                              clock: clock)
+        operational.webhooks = webhookDelivery
         let routes = BridgeApp(configuration: configuration, metrics: shared.metrics, operational: operational, groups: groups,
                                endpoints: endpoints, pages: shared.pages, logo: shared.logo)
         return ComposedService(configuration: configuration, store: store, apple: apple, metrics: shared.metrics, routes: routes,
                                clientAddresses: shared.clientAddresses, accountDeletion: signIn.accountDeletion,
-                               revocationBacklog: revocationBacklog)
+                               revocationBacklog: revocationBacklog, webhookDelivery: webhookDelivery)
     }
 
     /// What most handlers share, each built once: the store, Apple's services, the secrets, the pages, the rate
@@ -116,10 +119,11 @@ public enum CompositionRoot {
             verifier: apple.verifier, exchanger: exchanger,
             service: SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
                                    servicesID: configuration.servicesID, replayLeeway: apple.verifier.policy.leeway,
-                                   metrics: metrics, logger: logger, transferTeam: configuration.teamID),
+                                   metrics: metrics, logger: logger, transferTeam: configuration.teamID,
+                                   webhooks: webhookEvents(configuration)),
             requireNonce: configuration.requireNonce)
         let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
-                                              metrics: metrics, logger: logger)
+                                              metrics: metrics, logger: logger, webhooks: webhookEvents(configuration))
         return SignInServices(relayedCodes: relayedCodes, sessionIssuer: sessionIssuer, signIn: signIn,
                               accountDeletion: accountDeletion)
     }
@@ -154,7 +158,7 @@ public enum CompositionRoot {
                                  sessionIssuer: signIn.sessionIssuer, accessTokens: shared.accessTokens,
                                  accountDeletion: signIn.accountDeletion, metrics: metrics, logger: logger),
             appleNotifications: AppleNotifications(verifier: shared.apple.notifications, store: store, clock: clock,
-                                                   metrics: metrics, logger: logger),
+                                                   metrics: metrics, logger: logger, webhooks: webhookEvents(configuration)),
             androidRelay: AndroidRelay(packages: configuration.androidPackages, servicesID: configuration.servicesID,
                                        verifier: shared.apple.verifier, relayedCodes: signIn.relayedCodes,
                                        relayURL: { [configuration] in configuration.androidRelayURL(package: $0) },

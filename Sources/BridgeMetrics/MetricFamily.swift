@@ -66,6 +66,15 @@ public struct MetricFamily: Sendable {
                      "Apple revocations waiting in the shared queue, as last counted (at start-up and after each pass, every 30 s)."),
         MetricFamily("bridge_revocation_oldest_pending_age_seconds", .gauge,
                      "Age of the oldest queued Apple revocation, as last counted; 0 when the queue is empty."),
+        // Webhooks to the operator's backend (docs/webhooks.md).
+        MetricFamily("bridge_webhook_deliveries_total", .counter,
+                     "Attempts to post a webhook event, by result (delivered, retrying, failed)."),
+        MetricFamily("bridge_webhook_events_pending", .gauge,
+                     "Webhook events waiting in the outbox to be delivered, as last counted (after each pass, at least every 15 s)."),
+        MetricFamily("bridge_webhook_events_failed", .gauge,
+                     "Webhook events given up on after days of retries, until webhooks retry, as last counted."),
+        MetricFamily("bridge_webhook_oldest_pending_age_seconds", .gauge,
+                     "Age of the oldest webhook event waiting in the outbox, as last counted; 0 when none waits."),
         // The OpenID provider.
         MetricFamily("bridge_oidc_authorize_refusals_total", .counter, "OpenID authorization requests refused, by error."),
         MetricFamily("bridge_oidc_authorizations_started_total", .counter,

@@ -1,6 +1,7 @@
 import Foundation
 import OpenIDProvider
 import Storage
+import Webhooks
 
 /// How the server was started. Development mode trusts the local Apple ID simulator and may generate a secret key.
 public enum RunMode: String, Sendable {
@@ -56,6 +57,8 @@ public struct BridgeConfiguration: Sendable {
     /// BRIDGE_COOKIE_DOMAIN: the domain the session cookie is sent to, so that a proxy in front of an application on
     /// a sibling host forwards it to `/auth/verify`; nil keeps it on this host only (`__Host-`).
     public var cookieDomain: String?
+    /// BRIDGE_WEBHOOK_URL, BRIDGE_WEBHOOK_SECRET, BRIDGE_WEBHOOK_EVENTS; nil: no webhooks (docs/webhooks.md).
+    public var webhooks: WebhookSettings?
 
     public var redirectURI: String { publicURL + "/apple_redirect" }
 
@@ -85,7 +88,7 @@ public struct BridgeConfiguration: Sendable {
         "APPLE_ID_URL", "APPLE_ISSUER", "APPLE_REQUIRE_CODE_EXCHANGE", "APPLE_JS_SDK",
         "APPLE_JS_POPUP", "APPLE_REQUIRE_NONCE", "APPLE_ACCEPT_UNSENT_NONCE", "BRIDGE_TRUSTED_PROXIES", "BRIDGE_METRICS_TOKEN",
         "BRIDGE_CORS_ORIGINS", "BRIDGE_CLIENTS_FILE", "APPLE_MAX_CALLS_IN_FLIGHT", "BRIDGE_COOKIE_DOMAIN",
-        "APPLE_ANDROID_PACKAGES",
+        "APPLE_ANDROID_PACKAGES", "BRIDGE_WEBHOOK_URL", "BRIDGE_WEBHOOK_SECRET", "BRIDGE_WEBHOOK_EVENTS",
     ] + SiteSettings.keys
 
     /// Reads the settings: the environment first, then `configFile` (same keys, `KEY=value` lines) for keys the
@@ -130,6 +133,7 @@ public struct BridgeConfiguration: Sendable {
         clients = try Self.clients(settings.value("BRIDGE_CLIENTS_FILE"))
         maxAppleCallsInFlight = try Self.count(settings, "APPLE_MAX_CALLS_IN_FLIGHT", default: 32, range: 1...10_000)
         cookieDomain = try Self.cookieDomain(settings, publicURL: publicURL)
+        webhooks = try Self.webhooks(settings)
     }
 
     /// A domain name of two labels or more (a leading dot is dropped) that the public URL's host is, or is under; a

@@ -18,7 +18,8 @@ extension MemberRequests {
                                   clock: clock, logger: logger)
         let vault = AppleTokenVault(key: try ServerSecrets(secretKey: secretKey).appleTokenKey)
         let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
-                                              metrics: Metrics(), logger: logger)
+                                              metrics: Metrics(), logger: logger,
+                                              webhooks: CompositionRoot.webhookEvents(configuration))
         return MemberRequests(store: store, accountDeletion: accountDeletion, clock: clock, logger: logger)
     }
 }

@@ -4,6 +4,7 @@ import BridgeSettings
 import Foundation
 import Logging
 import Storage
+import Webhooks
 
 /// `apple-signin-bridge transfer export|import`: moving the app's members to another Apple developer team
 /// (docs/app-transfer.md). Export runs as the old team before the transfer and records each member's transfer
@@ -37,7 +38,8 @@ public enum TransferCommand {
                                      output: @escaping (String) -> Void) throws -> Int32 {
         let session = try migrationSession(configuration, clientID: clientID)
         let store = try CompositionRoot.openStore(configuration, logger: logger)
-        return try TransferImport(store: store, session: session, output: output).run()
+        return try TransferImport(store: store, session: session, output: output,
+                                  webhooks: CompositionRoot.webhookEvents(configuration)).run()
     }
 
     private static func migrationSession(_ configuration: BridgeConfiguration,
@@ -252,11 +254,15 @@ package struct TransferImport {
     package let store: any Store
     package let session: MigrationSession
     package let output: (String) -> Void
+    /// BRIDGE_WEBHOOK_*: `member.transferred` written with each move; nil writes none.
+    package var webhooks: WebhookEvents? = nil
 
-    package init(store: any Store, session: MigrationSession, output: @escaping (String) -> Void) {
+    package init(store: any Store, session: MigrationSession, output: @escaping (String) -> Void,
+                 webhooks: WebhookEvents? = nil) {
         self.store = store
         self.session = session
         self.output = output
+        self.webhooks = webhooks
     }
 
     package func run() throws -> Int32 {
@@ -331,9 +337,15 @@ package struct TransferImport {
             let migrated = try session.migratedUser(forTransferSubject: transfer.transferSub)
             let profile = AppleUserProfile(sub: migrated.subject, email: migrated.email, emailVerified: migrated.email != nil,
                                            isPrivateEmail: migrated.isPrivateEmail, displayName: nil)
-            let outcome = try store.write {
-                try $0.completeTransferImport(userID: transfer.userID, transferSub: transfer.transferSub,
-                                              migrated: profile, now: Date())
+            let now = Date()
+            let outcome = try store.write { [webhooks, teamID = session.teamID] transaction in
+                let outcome = try transaction.completeTransferImport(userID: transfer.userID, transferSub: transfer.transferSub,
+                                                                     migrated: profile, now: now)
+                if case .moved = outcome {
+                    try webhooks?.record(.memberTransferred, memberID: transfer.userID, ["teamId": .string(teamID)],
+                                         in: transaction, now: now)
+                }
+                return outcome
             }
             streak.reset()
             switch outcome {

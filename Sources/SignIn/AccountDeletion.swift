@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Storage
+import Webhooks
 
 /// Account deletion: revoke at Apple, then delete everything of the user. A revocation Apple does not accept
 /// now is queued (still encrypted) and retried with backoff until it is: never silently dropped.
@@ -18,9 +19,12 @@ package struct AccountDeletion: Sendable {
     package let appleTokens: AppleTokenClient?
     package let metrics: Metrics
     package let logger: Logger
+    /// BRIDGE_WEBHOOK_*: `member.deleted` written with the deletion; nil writes none.
+    package var webhooks: WebhookEvents? = nil
 
     package init(store: any Store, clock: WallClock, vault: AppleTokenVault, appleTokens: AppleTokenClient?,
-                 metrics: Metrics, logger: Logger) {
+                 metrics: Metrics, logger: Logger, webhooks: WebhookEvents? = nil) {
+        self.webhooks = webhooks
         self.store = store
         self.clock = clock
         self.vault = vault
@@ -37,7 +41,7 @@ package struct AccountDeletion: Sendable {
         let record = try store.read { try $0.appleToken(userID: userID) }
         try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
         let revocation = record.map(revokeAtApple) ?? .none
-        let write = deletion(of: userID, revocation: revocation, record: record)
+        let write = deletion(of: userID, revocation: revocation, record: record, requestedBy: .member)
         return try request.answer(afterWriting: write, to: store) { [self] _ in
             recordDeletion(of: userID, revocation)
             return try answer(revocation)
@@ -50,23 +54,26 @@ package struct AccountDeletion: Sendable {
         let (user, record) = try store.read { (try $0.user(id: userID), try $0.appleToken(userID: userID)) }
         guard user != nil else { return nil }
         let revocation = record.map(revokeAtApple) ?? .none
-        guard try store.write(deletion(of: userID, revocation: revocation, record: record)) else { return nil }
+        guard try store.write(deletion(of: userID, revocation: revocation, record: record, requestedBy: .operator)) else { return nil }
         recordDeletion(of: userID, revocation)
         return revocation
     }
 
     /// The write that deletes the user (true when it did), queueing the Apple token, still encrypted, when Apple did
     /// not take it back now: the revocation queue retries it.
-    private func deletion(of userID: Int64, revocation: RevocationResult,
-                          record: AppleTokenRecord?) -> @Sendable (any StoreTransaction) throws -> Bool {
+    private func deletion(of userID: Int64, revocation: RevocationResult, record: AppleTokenRecord?,
+                          requestedBy: DeletionRequester) -> @Sendable (any StoreTransaction) throws -> Bool {
         let queued = revocation == .queued ? record : nil
         let now = clock.now
-        return { transaction in
+        return { [webhooks] transaction in
             if let queued {
                 _ = try transaction.enqueueRevocation(clientID: queued.clientID, encryptedToken: queued.encryptedRefreshToken,
                                                       tokenTypeHint: "refresh_token", now: now)
             }
-            return try transaction.deleteUser(id: userID)
+            guard try transaction.deleteUser(id: userID) else { return false }
+            try webhooks?.recordDeletion(memberID: userID, requestedBy: requestedBy, appleRevocation: revocation.rawValue,
+                                         in: transaction, now: now)
+            return true
         }
     }
 

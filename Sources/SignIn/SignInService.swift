@@ -4,6 +4,7 @@ import BridgeSettings
 import Foundation
 import Logging
 import Storage
+import Webhooks
 
 /// Everything the one sign-in transaction needs to know about a verified identity.
 package struct SignInRequest: Sendable {
@@ -118,10 +119,13 @@ package struct SignInService: Sendable {
     package let logger: Logger
     /// APPLE_TEAM_ID: a token's `transfer_sub` is honoured only for a transfer exported for this team (nil: never).
     package var transferTeam: String? = nil
+    /// BRIDGE_WEBHOOK_*: the sign-in's `member.created` / `member.signed_in` event; nil writes none.
+    package var webhooks: WebhookEvents? = nil
 
     package init(store: any Store, clock: WallClock, vault: AppleTokenVault, exchanger: CodeExchanger,
                  sessionIssuer: SessionIssuer, servicesID: String?, replayLeeway: TimeInterval, metrics: Metrics,
-                 logger: Logger, transferTeam: String? = nil) {
+                 logger: Logger, transferTeam: String? = nil, webhooks: WebhookEvents? = nil) {
+        self.webhooks = webhooks
         self.store = store
         self.clock = clock
         self.vault = vault
@@ -227,6 +231,13 @@ package struct SignInService: Sendable {
         let opened = try sessionIssuer.open(made.session, member: member, flow: request.flow.rawValue,
                                             nonceVerified: nonceVerified, in: transaction, now: now)
         if let alongside = request.alongside { try alongside(transaction, try member.get().user) }
+        // Webhooks (issue 54): the sign-in's event, in its own transaction, only when webhooks are configured. It needs
+        // the member's id and whether it was created, so on PostgreSQL it waits for the member's row; and a batch with
+        // such sign-ins is not coalesced (the recorder refuses `get()`), so its writes go out one statement each.
+        if let webhooks {
+            let (user, created) = try member.get()
+            try webhooks.recordSignIn(memberID: user.id, created: created, flow: request.flow.rawValue, in: transaction, now: now)
+        }
         return SignInWritten(member: member, opened: opened, nonceVerified: nonceVerified)
     }
 

@@ -300,6 +300,25 @@ enum Migrations {
             CREATE INDEX relayed_codes_expires_at ON relayed_codes (expires_at);
             """
         },
+        // The webhook outbox (docs/webhooks.md): each event is written in the transaction of the change it reports and
+        // stays until the operator's endpoint took it, or, kept past `give_up_at`, is marked failed. `message_id` is
+        // the stable `webhook-id` of every attempt; `next_attempt_at` also claims an event for one instance at a time.
+        Migration(version: 17) { d in """
+            CREATE TABLE webhook_outbox (
+                id \(d.generatedID),
+                message_id \(d.byteOrderedText) NOT NULL UNIQUE,
+                event_type TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                created_at \(d.time) NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at \(d.time) NOT NULL,
+                give_up_at \(d.time) NOT NULL,
+                last_error TEXT,
+                failed_at \(d.time)
+            );
+            CREATE INDEX webhook_outbox_next_attempt_at ON webhook_outbox (next_attempt_at);
+            """
+        },
     ]
 
     /// The TEXT columns of keys and indexes, by table; new ones are declared `COLLATE "C"` on PostgreSQL

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Implementations must keep the same semantics on every backend: times are stored as
 /// whole unix seconds, "expired" means `expiresAt <= now`.
-public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransaction {
+public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransaction, WebhookOutboxTransaction {
     func insertLoginAttempt(_ attempt: LoginAttempt) throws
     func loginAttempt(state: String) throws -> LoginAttempt?
     /// The login attempt and the OpenID provider authorization it carries, if any, in one statement (what the

@@ -8,6 +8,7 @@ import Logging
 import SignIn
 import Storage
 import WebPresentation
+import Webhooks
 
 /// `POST /apple/notifications`: Apple's server-to-server events, verified with Apple's keys and applied once.
 package struct AppleNotifications: Sendable {
@@ -25,8 +26,12 @@ package struct AppleNotifications: Sendable {
     package let clock: WallClock
     package let metrics: Metrics
     package let logger: Logger
+    /// BRIDGE_WEBHOOK_*: each applied notification's event, written with it; nil writes none.
+    package var webhooks: WebhookEvents? = nil
 
-    package init(verifier: NotificationVerifier, store: any Store, clock: WallClock, metrics: Metrics, logger: Logger) {
+    package init(verifier: NotificationVerifier, store: any Store, clock: WallClock, metrics: Metrics, logger: Logger,
+                 webhooks: WebhookEvents? = nil) {
+        self.webhooks = webhooks
         self.verifier = verifier
         self.store = store
         self.clock = clock
@@ -61,12 +66,17 @@ package struct AppleNotifications: Sendable {
         case .consentRevoked:
             try transaction.deleteSessions(userID: user.id)
             try transaction.deleteAppleToken(userID: user.id)
+            try webhooks?.record(.appleConsentRevoked, memberID: user.id, in: transaction, now: now)
         case .accountDelete:
             try transaction.deleteUser(id: user.id)
+            // Apple removed the person's link to the app itself: there is nothing left to revoke.
+            try webhooks?.recordDeletion(memberID: user.id, requestedBy: .apple, appleRevocation: "none", in: transaction, now: now)
         case .emailDisabled:
             try transaction.setEmailForwarding(userID: user.id, isPrivateEmailEnabled: false, now: now)
+            try webhooks?.record(.appleEmailDisabled, memberID: user.id, in: transaction, now: now)
         case .emailEnabled:
             try transaction.setEmailForwarding(userID: user.id, isPrivateEmailEnabled: true, now: now)
+            try webhooks?.record(.appleEmailEnabled, memberID: user.id, in: transaction, now: now)
         }
         return .applied
     }

@@ -4,6 +4,7 @@ import Foundation
 import Locking
 import SignIn
 import Storage
+import Webhooks
 
 /// The queue of Apple revocations as last counted. Counted at start-up and after each pass over the queue (every
 /// 30 s), not per scrape: a scrape must answer at once, even while the database does not.
@@ -47,6 +48,8 @@ package struct OperationalMetrics: Sendable {
     package let attemptLookups: AttemptLookups
     package let store: any Store
     package let clock: WallClock
+    /// The webhook outbox's worker, whose backlog it reports; nil without webhooks.
+    package var webhooks: WebhookDelivery? = nil
 
     package init(keys: JWKSCache, callGuard: AppleCallGuard, appleIDURL: String, revocations: RevocationBacklog,
                  attemptLookups: AttemptLookups, store: any Store, clock: WallClock) {
@@ -69,6 +72,12 @@ package struct OperationalMetrics: Sendable {
             let age = backlog.oldestQueuedAt.map { max(0, clock.now.timeIntervalSince($0).rounded()) } ?? 0
             samples += [Metrics.Sample("bridge_revocations_pending", Double(backlog.pending)),
                         Metrics.Sample("bridge_revocation_oldest_pending_age_seconds", age)]
+        }
+        if let backlog = webhooks?.backlog {
+            let age = backlog.oldestPendingCreatedAt.map { max(0, clock.now.timeIntervalSince($0).rounded()) } ?? 0
+            samples += [Metrics.Sample("bridge_webhook_events_pending", Double(backlog.pending)),
+                        Metrics.Sample("bridge_webhook_events_failed", Double(backlog.failed)),
+                        Metrics.Sample("bridge_webhook_oldest_pending_age_seconds", age)]
         }
         // Kept apart from the recorded counters: those would cost every callback a dictionary update.
         samples += AttemptLookups.Source.allCases.map {

@@ -40,6 +40,12 @@ Usage:
                                                 before moving the app to another Apple team: record each member's transfer_sub
   apple-signin-bridge transfer import [--client-id ID] [--config FILE]
                                                 after the move, as the new team: move each member to its new sub
+  apple-signin-bridge webhooks list [--failed] | webhooks retry | webhooks test [--config FILE]
+                                                the webhook outbox: what waits or failed, failed ones sent again, a signed
+                                                ping to BRIDGE_WEBHOOK_URL (docs/webhooks.md)
+  apple-signin-bridge simulator                 the local Apple ID simulator alone, on SIMULATOR_PORT (default 8081)
+  apple-signin-bridge notify --to URL --event consent-revoked|account-delete|email-disabled|email-enabled --sub SUB [--client-id ID]
+                                                a server-to-server notification signed by the running simulator, posted to URL
   apple-signin-bridge backup --to FILE [--force] [--config FILE]
                                                 a consistent copy of the SQLite database, also while servers run
                                                 (PostgreSQL: pg_dump); --force replaces an existing FILE
@@ -51,7 +57,8 @@ Configuration keys (environment): BRIDGE_HOST BRIDGE_PORT BRIDGE_PUBLIC_URL BRID
   APPLE_SERVICES_ID APPLE_BUNDLE_IDS APPLE_TEAM_ID APPLE_KEY_ID APPLE_PRIVATE_KEY_PATH APPLE_ID_URL APPLE_ISSUER
   APPLE_REQUIRE_CODE_EXCHANGE APPLE_JS_SDK APPLE_JS_POPUP APPLE_REQUIRE_NONCE BRIDGE_TRUSTED_PROXIES BRIDGE_CORS_ORIGINS
   BRIDGE_METRICS_TOKEN BRIDGE_CLIENTS_FILE BRIDGE_SITE_NAME BRIDGE_SITE_LOGO BRIDGE_AFTER_SIGN_IN_URL
-  BRIDGE_RETURN_URLS APPLE_MAX_CALLS_IN_FLIGHT BRIDGE_COOKIE_DOMAIN — see README.md.
+  BRIDGE_RETURN_URLS APPLE_MAX_CALLS_IN_FLIGHT BRIDGE_COOKIE_DOMAIN BRIDGE_WEBHOOK_URL BRIDGE_WEBHOOK_SECRET
+  BRIDGE_WEBHOOK_EVENTS — see README.md.
 """
 
 /// Prints one line to standard error and exits with `code`.
@@ -68,9 +75,9 @@ struct Arguments {
 
     /// Options that take a value; anything else starting with -- is refused rather than silently ignored.
     static let valueOptions: Set<String> = ["config", "resources", "nonce", "code", "client-id", "sub", "email", "id", "target-team",
-                                            "group", "expires", "add", "remove", "to"]
+                                            "group", "expires", "add", "remove", "to", "event"]
     /// Options without a value, kept with their dashes.
-    static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes", "--force"]
+    static let flags: Set<String> = ["--help", "-h", "--version", "--online", "--yes", "--force", "--failed"]
 
     init(_ raw: [String]) {
         var rest = raw[...]
@@ -192,13 +199,15 @@ func dev() -> Never {
 /// The simulator on SIMULATOR_PORT from the environment, else the bridge's port + 1.
 /// `callbackDestinations`: where the bridge's answer to the simulator's form post may send the browser on.
 /// `returnURLs`: the Return URLs it sends sign-ins to, unless SIMULATOR_RETURN_URLS (a comma list) names others.
-func startSimulator(bridgePort port: Int, callbackDestinations: [String: [String]], returnURLs: [String]) -> MicroHTTPDListener {
+/// `anyLoopbackReturnURL` (the simulator alone): any loopback Return URL unless SIMULATOR_RETURN_URLS names others.
+func startSimulator(bridgePort port: Int, callbackDestinations: [String: [String]], returnURLs: [String],
+                    anyLoopbackReturnURL: Bool = false) -> MicroHTTPDListener {
     let simulatorPort = Int(environment["SIMULATOR_PORT"] ?? "") ?? (port == 0 ? 0 : port + 1)
     let configured = (environment["SIMULATOR_RETURN_URLS"] ?? "").split(separator: ",")
         .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     do {
-        let simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations,
-                                           returnURLs: .only(configured.isEmpty ? returnURLs : configured), logger: logger)
+        let allowed: ReturnURLs = configured.isEmpty ? (anyLoopbackReturnURL ? .loopback : .only(returnURLs)) : .only(configured)
+        let simulator = try AppleIDStandIn(callbackDestinations: callbackDestinations, returnURLs: allowed, logger: logger)
         let listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: simulatorPort),
                                   responder: simulator, logger: logger)
         try listener.start()
@@ -334,6 +343,45 @@ func backup() -> Never {
     }
 }
 
+/// `webhooks list [--failed] | retry | test`: the webhook outbox (docs/webhooks.md).
+func webhooks() -> Never {
+    let output: (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+    do {
+        exit(try WebhooksCommand.run(arguments.positional, failedOnly: arguments.options["--failed"] != nil,
+                                     configuration: loadConfiguration(mode: .production), logger: logger, output: output))
+    } catch let error as WebhooksCommand.InputError {
+        fail(error.description)
+    } catch {
+        fail(String(describing: error), code: 1)
+    }
+}
+
+/// `simulator`: the Apple ID stand-in alone, for another bridge or an operator's own code (docs/webhooks.md).
+func simulator() -> Never {
+    guard arguments.positional.isEmpty else { fail("usage: apple-signin-bridge simulator (its port: SIMULATOR_PORT, default 8081)") }
+    ShutdownSignals.block()
+    let listener = startSimulator(bridgePort: 8080, callbackDestinations: [:], returnURLs: [], anyLoopbackReturnURL: true)
+    let users = SimulatedUser.defaults.map { "\($0.firstName) (sub \($0.sub))" }.joined(separator: ", ")
+    FileHandle.standardOutput.write(Data(("Apple ID simulator — http://127.0.0.1:\(listener.port) (users: \(users)); "
+        + "POST /__simulator/reset-first-sign-ins makes every next sign-in a first one\n").utf8))
+    let signal = ShutdownSignals.wait()
+    logger.info("shutting_down", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+    listener.shutdown()
+    exit(0)
+}
+
+/// `notify --to URL --event TYPE --sub SUB`: Apple's server-to-server notification, signed by the running simulator.
+func notify() -> Never {
+    do {
+        let status = try NotifyCommand.run(options: arguments.options, environment: environment) { print($0) }
+        exit(status)
+    } catch let error as NotifyCommand.InputError {
+        fail(error.description)
+    } catch {
+        fail(String(describing: error), code: 1)
+    }
+}
+
 switch arguments.command {
 case "serve": serve()
 case "dev": dev()
@@ -345,5 +393,8 @@ case "members": members()
 case "transfer": transfer()
 case "invite": invite()
 case "backup": backup()
+case "webhooks": webhooks()
+case "simulator": simulator()
+case "notify": notify()
 default: fail("unknown command \"\(arguments.command)\"; try apple-signin-bridge --help")
 }

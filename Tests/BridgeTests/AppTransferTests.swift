@@ -45,11 +45,15 @@ struct AppTransferTests {
         let teamA: TeamKey
         let teamB: TeamKey
 
-        init(serverTeam: String? = nil) throws {
+        /// Settings the server and the commands both get (BRIDGE_WEBHOOK_*).
+        let shared: [String: String]
+
+        init(serverTeam: String? = nil, shared: [String: String] = [:]) throws {
             teamA = try TeamKey(teamID: AppTransferTests.teamA, keyID: "KEYA123456")
             teamB = try TeamKey(teamID: AppTransferTests.teamB, keyID: "KEYB123456")
+            self.shared = shared
             let server = [teamA, teamB].first { $0.teamID == serverTeam }
-            harness = try BridgeHarness(server?.settings ?? [:])
+            harness = try BridgeHarness((server?.settings ?? [:]).merging(shared) { _, new in new })
             teamA.register(with: harness.simulator)
             teamB.register(with: harness.simulator)
         }
@@ -60,7 +64,7 @@ struct AppTransferTests {
                 "BRIDGE_SECRET_KEY": Data(repeating: 7, count: 32).base64EncodedString(),
                 "APPLE_BUNDLE_IDS": BridgeHarness.bundleID,
                 "APPLE_ID_URL": "http://127.0.0.1:\(harness.simulatorPort)",
-            ]) { _, new in new }
+            ].merging(shared) { _, new in new }) { _, new in new }
         }
 
         func run(_ arguments: [String], as team: TeamKey) throws -> (status: Int32, output: String, errors: String) {
@@ -87,6 +91,21 @@ struct AppTransferTests {
 
         func member(_ id: Int) throws -> User? { try harness.app.store.read { try $0.user(id: Int64(id)) } }
         func transfer(_ id: Int) throws -> MemberTransfer? { try harness.app.store.read { try $0.memberTransfer(userID: Int64(id)) } }
+    }
+
+    @Test("with webhooks, each member the import moves is reported as member.transferred, written with the move")
+    func importSendsMemberTransferred() throws {
+        let receiver = try WebhookReceiver()
+        let transfer = try Transfer(shared: receiver.settings())
+        let ada = try transfer.signIn(.ada)
+        #expect(try transfer.run(["export", "--target-team", Self.teamB], as: transfer.teamA).status == 0)
+        transfer.harness.simulator.transferApp(toTeam: Self.teamB)
+        let imported = try transfer.run(["import"], as: transfer.teamB)
+        #expect(imported.status == 0, "stdout: \(imported.output)\nstderr: \(imported.errors)")
+        // Events are not ordered (docs/webhooks.md): both may go out in one pass, side by side.
+        let all = try receiver.await(2)
+        #expect(all.compactMap(\.type).sorted() == ["member.created", "member.transferred"])
+        #expect(all.first { $0.type == "member.transferred" }?.data == ["memberId": .integer(ada.memberID), "teamId": .string(Self.teamB)])
     }
 
     @Test("export as team A, import as team B: members keep id, sessions and data; unknown members are listed and stay; both resume")

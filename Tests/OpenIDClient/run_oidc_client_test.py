@@ -5,7 +5,6 @@ consent page is driven with plain HTTP form posts, as a person's browser would. 
 its own rules (signature from the published JWKS, iss, aud, exp, iat, nonce, at_hash). Closing line: N passed, N failed.
 """
 import hashlib
-import html.parser
 import os
 import secrets
 import shutil
@@ -23,6 +22,7 @@ from authlib.oidc.core import CodeIDToken  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Support"))
 from dev_server import free_port, start_dev_server  # noqa: E402
+from html_forms import Form, SignInLink  # noqa: E402
 
 EXECUTABLE, RESOURCES = sys.argv[1], sys.argv[2]
 PUBLIC_ID, CONFIDENTIAL_ID, SECRET = "authlib-public", "authlib-confidential", "authlib-secret-" + secrets.token_hex(8)
@@ -34,22 +34,6 @@ def check(name, ok, detail=""):
     print(("PASS " if ok else "FAIL ") + name + ("" if ok or not detail else f": {detail}"), flush=True)
 
 
-class Form(html.parser.HTMLParser):
-    """The first form of a page: its action and its named inputs."""
-
-    def __init__(self, text):
-        super().__init__()
-        self.action, self.fields = None, {}
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "form" and self.action is None:
-            self.action = attrs.get("action")
-        if tag == "input" and attrs.get("name") and attrs.get("type") in ("hidden", None):
-            self.fields[attrs["name"]] = attrs.get("value", "")
-
-
 def start_server(directory):
     clients = [
         {"client_id": PUBLIC_ID, "name": "Authlib public", "redirect_uris": ["http://127.0.0.1/callback"]},
@@ -58,20 +42,6 @@ def start_server(directory):
          "client_secret_sha256": hashlib.sha256(SECRET.encode()).hexdigest()},
     ]
     return start_dev_server(EXECUTABLE, RESOURCES, directory, clients)
-
-
-class SignInLink(html.parser.HTMLParser):
-    """The bridge's login page: the href of its Sign in with Apple link."""
-
-    def __init__(self, text):
-        super().__init__()
-        self.href = None
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "a" and attrs.get("id") == "apple-signin":
-            self.href = attrs.get("href")
 
 
 def browser_sign_in(authorization_url):
