@@ -87,12 +87,14 @@ let package = Package(
                           path: "Benchmarks/signin-bench"),
         .executableTarget(name: "store-bench", dependencies: ["Storage"], path: "Benchmarks/store-bench"),
 
-        // Test helpers: a raw HTTP client, server launchers, child processes, HTML checks through libxml2.
+        // Test helpers: a raw HTTP client, server launchers, child processes, HTML checks through libxml2, the test clock,
+        // the running Apple ID simulator and free loopback ports.
         .target(name: "CHTMLQuery", dependencies: ["CLibXML2"]),
         .target(name: "CChildProcess"),
         // Exits while threads sign and verify (JOSETests.ExitWhileBusy).
         .executableTarget(name: "jose-exit-check", dependencies: ["JOSE"], path: "Tests/JOSEExitCheck"),
-        .target(name: "TestSupport", dependencies: ["CHTMLQuery", "CChildProcess"]),
+        .target(name: "TestSupport",
+                dependencies: ["CHTMLQuery", "CChildProcess", "AppleID", "AppleIDSimulator", "HTTPServer", "JSON", "JOSE"]),
 
         .testTarget(name: "TextBytesTests", dependencies: ["TextBytes"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),

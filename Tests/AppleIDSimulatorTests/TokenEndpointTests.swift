@@ -68,7 +68,7 @@ extension AppleIDSimulatorTests {
 
         @Test("unknown, expired, other-client and other-redirect codes are invalid_grant")
         func invalidGrants() throws {
-            let clock = TestClock()
+            let clock = TestClock(frozenAt: Date())
             let running = try RunningSimulator(clock: clock)
             #expect(try Self.error(Self.exchange(running, code: "c-unknown")) == "invalid_grant")
 

@@ -3,6 +3,7 @@ import AppleIDSimulator
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// A transport whose calls are answered by a script: each call takes the next answer, or blocks until released.
 final class ScriptedTransport: AppleHTTPTransport {
@@ -44,7 +45,7 @@ final class ScriptedTransport: AppleHTTPTransport {
 extension AppleIDTests {
     @Suite("Calls to Apple: cap, circuit breaker, deadline")
     struct CallGuardTests {
-        let clock = ManualClock()
+        let clock = TestClock(frozenAt: Date())
         let scripted = ScriptedTransport()
 
         func guarded(maxInFlight: Int = 32, threshold: Int = 3, callTimeout: TimeInterval = 5) -> GuardedTransport {

@@ -3,12 +3,13 @@ import Foundation
 import JOSE
 import Synchronization
 import Testing
+import TestSupport
 
 extension AppleIDTests {
     @Suite("The ES256 client secret")
     struct ClientSecret {
         let key: AppleClientKey
-        let clock = ManualClock(Date(timeIntervalSince1970: 1_750_000_000))
+        let clock = TestClock(frozenAt: Date(timeIntervalSince1970: 1_750_000_000))
 
         init() throws {
             key = AppleClientKey(teamID: "TEAM123456", keyID: "KEY1234567", privateKey: try ECPrivateKey.generate())

@@ -4,12 +4,13 @@ import Foundation
 import JOSE
 import JSON
 import Testing
+import TestSupport
 
 extension AppleIDTests {
     @Suite("Server-to-server notifications")
     struct Notifications {
         let fixture: SimulatorFixture
-        let clock = ManualClock()
+        let clock = TestClock(frozenAt: Date())
         let verifier: NotificationVerifier
 
         init() throws {

@@ -10,19 +10,6 @@ import TestSupport
 @Suite("AppleID")
 struct AppleIDTests {}
 
-/// A clock tests move by hand.
-final class ManualClock: Sendable {
-    private let current: Mutex<Date>
-
-    init(_ start: Date = Date()) { current = Mutex(start) }
-
-    var now: Date { current.withLock { $0 } }
-
-    var clock: WallClock { WallClock { [self] in now } }
-
-    func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
-}
-
 /// Passes requests through to a real transport, counting POSTs and optionally answering the first ones itself
 /// (a 5xx or a transport failure) to exercise the retry policy.
 final class CountingTransport: AppleHTTPTransport {
@@ -88,8 +75,8 @@ final class SimulatorFixture: Sendable {
     static let bundleID = "com.example.app"
     static let redirectURI = "https://bridge.example.com/apple_redirect"
 
-    let simulator: AppleIDStandIn
-    let server: MicroHTTPDListener
+    let appleID: RunningSimulator
+    var simulator: AppleIDStandIn { appleID.simulator }
     let transport: CountingTransport
     let key: AppleClientKey
     /// The same key as `key`, for secrets that differ from it in one claim only.
@@ -98,27 +85,23 @@ final class SimulatorFixture: Sendable {
     let verifier: IdentityTokenVerifier
     let sleeps = Mutex<[TimeInterval]>([])
 
-    var baseURL: String { "http://127.0.0.1:\(server.port)" }
+    var baseURL: String { appleID.url }
 
     init(registerKey: Bool = true) throws {
-        simulator = try AppleIDStandIn(returnURLs: .only([Self.redirectURI]))
-        server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator,
-                            logger: .silent)
-        try server.start()
+        let appleID = try RunningSimulator(returnURLs: .only([Self.redirectURI]))
+        self.appleID = appleID
         // The key goes through the file loader, as in production.
         privateKey = try ECPrivateKey.generate()
         let file = try KeyFile(contents: try privateKey.pemString())
         defer { file.remove() }
         key = try AppleClientKey.load(teamID: Self.teamID, keyID: Self.keyID, path: file.path)
-        if registerKey { simulator.registerClientKey(teamID: Self.teamID, keyID: Self.keyID, publicKey: key.publicKey) }
+        if registerKey { appleID.simulator.registerClientKey(teamID: Self.teamID, keyID: Self.keyID, publicKey: key.publicKey) }
         transport = CountingTransport(URLSessionTransport(timeout: 2))
-        keys = JWKSCache(url: "http://127.0.0.1:\(server.port)/auth/keys", transport: transport)
+        keys = JWKSCache(url: appleID.url + "/auth/keys", transport: transport)
         verifier = IdentityTokenVerifier(
-            policy: VerificationPolicy(issuers: [simulator.issuer], servicesID: Self.servicesID, bundleIDs: [Self.bundleID]),
+            policy: VerificationPolicy(issuers: [appleID.simulator.issuer], servicesID: Self.servicesID, bundleIDs: [Self.bundleID]),
             keys: keys)
     }
-
-    deinit { server.shutdown(quiescing: false) }
 
     func client(key: AppleClientKey? = nil, verifier: IdentityTokenVerifier? = nil, attempts: Int = 3) -> AppleTokenClient {
         AppleTokenClient(baseURL: baseURL + "/", transport: transport, secrets: ClientSecretProvider(key: key ?? self.key),
@@ -131,7 +114,7 @@ final class SimulatorFixture: Sendable {
         let form = [("client_id", Self.servicesID), ("redirect_uri", Self.redirectURI), ("response_type", "code id_token"),
                     ("scope", "name email"), ("response_mode", "form_post"), ("state", "s-1"), ("nonce", "n-1"),
                     ("user", user.sub), ("email_choice", "share"), ("action", "continue")]
-        let response = try RawHTTPClient.request(port: server.port, method: "POST", path: "/auth/authorize",
+        let response = try RawHTTPClient.request(port: appleID.port, method: "POST", path: "/auth/authorize",
                                                  headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                  body: FormFields(form).urlEncoded)
         try #require(response.status == 200, "consent: \(response.status)")

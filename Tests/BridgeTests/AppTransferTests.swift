@@ -4,6 +4,7 @@ import JOSE
 import JSON
 import Storage
 import Testing
+import TestSupport
 
 /// A developer team's `.p8` key, registered with the simulator as Apple would know it.
 private struct TeamKey {

@@ -13,7 +13,7 @@ struct AppleKeysTests {
         #expect(try TestBrowser(harness).signIn(user: .ada).status == 303)
         let before = harness.simulator.jwksFetchCount
         try harness.simulator.rotateKeys()
-        harness.clock.advance(31)
+        harness.clock.advance(by: 31)
         #expect(try TestBrowser(harness).signIn(user: .grace).status == 303)
         #expect(harness.simulator.jwksFetchCount == before + 1)
         // Cached now: more sign-ins fetch nothing.
@@ -44,7 +44,7 @@ struct AppleKeysTests {
         }
         try flood()
         #expect(harness.simulator.jwksFetchCount - baseline <= 1)
-        harness.clock.advance(31)
+        harness.clock.advance(by: 31)
         try flood()
         #expect(harness.simulator.jwksFetchCount - baseline <= 2)
         #expect(try harness.userCount() == 1)
@@ -55,7 +55,7 @@ struct AppleKeysTests {
         let harness = try BridgeHarness()
         #expect(try TestBrowser(harness).signIn(user: .ada).status == 303)
         harness.simulator.isUnavailable = true
-        harness.clock.advance(7200)  // past the cache lifetime: a refresh is attempted and fails
+        harness.clock.advance(by: 7200)  // past the cache lifetime: a refresh is attempted and fails
         let browser = TestBrowser(harness)
         let login = try browser.openLogin()
         let token = try harness.token(subject: "001234.outage.user", nonce: login.nonce) {
@@ -75,8 +75,8 @@ struct AppleKeysTests {
         #expect(HTMLDocument(response.text).text.contains("could not reach Apple"))
         #expect(try harness.userCount() == 0)
         // Nothing was consumed: once Apple is back (and the retry interval passed), the same sign-in finishes.
-        try harness.simulatorHTTP.start()
-        harness.clock.advance(6)
+        try harness.appleID.start()
+        harness.clock.advance(by: 6)
         let retried = try browser.post("/apple_redirect", form: [("state", login.state), ("id_token", token)])
         #expect(retried.status == 303)
         #expect(try harness.userCount() == 1)

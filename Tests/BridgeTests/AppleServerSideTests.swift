@@ -138,13 +138,13 @@ struct AppleServerSideTests {
         let pending = try harness.app.store.read { try $0.pendingRevocationCount() }
         #expect(pending == 1)
 
-        harness.clock.advance(31)
+        harness.clock.advance(by: 31)
         #expect(harness.app.processDueRevocations() == 0)  // still down: postponed, not dropped
         let stillPending = try harness.app.store.read { try $0.pendingRevocationCount() }
         #expect(stillPending == 1)
 
         harness.simulator.isUnavailable = false
-        harness.clock.advance(61)
+        harness.clock.advance(by: 61)
         #expect(harness.app.processDueRevocations() == 1)
         let afterRetry = try harness.app.store.read { try $0.pendingRevocationCount() }
         #expect(afterRetry == 0)

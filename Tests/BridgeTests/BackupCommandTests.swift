@@ -29,14 +29,13 @@ struct BackupCommandTests {
     func backupUnderLoad() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let simulator = try AppleIDStandIn()
-        let apple = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
-        try apple.start()
-        defer { apple.shutdown(quiescing: false) }
+        let apple = try RunningSimulator()
+        let simulator = apple.simulator
+        defer { apple.server.shutdown(quiescing: false) }
         let environment = [
             "BRIDGE_DATABASE": "sqlite:\(directory)/bridge.sqlite3",
             "BRIDGE_SECRET_KEY": Data(SecureRandom.bytes(32)).base64EncodedString(),
-            "APPLE_SERVICES_ID": InstanceCrashTests.servicesID, "APPLE_ID_URL": "http://127.0.0.1:\(apple.port)",
+            "APPLE_SERVICES_ID": InstanceCrashTests.servicesID, "APPLE_ID_URL": apple.url,
         ]
         let port = freeLoopbackPort()
         let server = try InstanceCrashTests.serve(port: port, environment: environment)

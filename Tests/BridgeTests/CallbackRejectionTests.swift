@@ -88,7 +88,7 @@ struct CallbackRejectionTests {
         let harness = try BridgeHarness()
         #expect(try TestBrowser(harness).signIn().status == 303)
         let fetchesBefore = harness.simulator.jwksFetchCount
-        harness.clock.advance(31)
+        harness.clock.advance(by: 31)
         try rejected(harness, status: 401, heading: verifyHeading, reason: "unknown_kid") { login in
             [("state", login.state), ("id_token", try webToken(harness, login, header: ["kid": .string("unknown-kid")]))]
         }
@@ -308,7 +308,7 @@ struct CallbackRejectionTests {
         let browser = TestBrowser(harness)
         let login = try browser.openLogin()
         let fields = try browser.authorizeAtApple(login)
-        harness.clock.advance(601)
+        harness.clock.advance(by: 601)
         let response = try browser.post("/apple_redirect", form: fields)
         #expect(response.status == 400)
         #expect(HTMLDocument(response.text).first("//h1")?.text.contains("expired") == true)

@@ -90,7 +90,7 @@ struct ForwardAuthTests {
         let browser = TestBrowser(harness)
         #expect(try browser.signIn(user: .ada).status == 303)
         #expect(try Self.verify(browser).status == 200)
-        harness.clock.advance(SessionIssuer.browserSessionLifetime + 1)
+        harness.clock.advance(by: SessionIssuer.browserSessionLifetime + 1)
         Self.expectClosed(try Self.verify(browser), 401)
     }
 
@@ -189,7 +189,7 @@ struct GroupInvitationTests {
         let store = harness.app.store
         let expired = try Invitations.create(group: "staff", lifetime: 60, publicURL: "", store: store, now: harness.clock.clock.now)
         let browser = TestBrowser(harness)
-        harness.clock.advance(61)
+        harness.clock.advance(by: 61)
         #expect(try browser.get(try Self.pathOf(expired.link)).status == 410)
         #expect(try browser.get("/invite?token=" + SecretTokens.random()).status == 410)
         #expect(try browser.get(String(try Self.pathOf(expired.link).dropLast(3))).status == 410)

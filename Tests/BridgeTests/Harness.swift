@@ -8,7 +8,6 @@ import JOSE
 import JSON
 import Logging
 import Storage
-import Synchronization
 import TestSupport
 import WebRoutes
 
@@ -16,72 +15,21 @@ import WebRoutes
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
-/// A clock tests can move forward; it starts at real time because the simulator signs with real time.
-final class TestClock: Sendable {
-    private let offset = Mutex<TimeInterval>(0)
-    func advance(_ seconds: TimeInterval) { offset.withLock { $0 += seconds } }
-    var clock: WallClock { WallClock { [self] in Date().addingTimeInterval(offset.withLock { $0 }) } }
-}
-
-/// A free loopback port, so the public URL (and thus redirect_uri) is known before the server starts.
-///
-/// Below the kernel's ephemeral range: a port the kernel handed out (bind to port 0) was, between this check and the
-/// server's `listen`, sometimes taken as the local end of one of the many connections the tests open, and the
-/// server could not start (a CI run on 2026-12-05). No outgoing connection is given a port below that range.
-func freeLoopbackPort() -> Int {
-    let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
-        .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
-    let range = 10_000..<max(ephemeralLow, 12_000)
-    while true {
-        let port = Int.random(in: range)
-        if loopbackPortIsFree(port) { return port }
-    }
-}
-
-/// Whether a listening socket could bind `port` on 127.0.0.1 right now.
-private func loopbackPortIsFree(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    // As the server will bind it: TIME_WAIT connections of an earlier user do not stand in the way.
-    var on: Int32 = 1
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-    }
-}
-
-/// The Apple ID simulator alone on a free loopback port, stopped when the value goes away.
-final class RunningSimulator {
-    let simulator: AppleIDStandIn
-    private let listener: MicroHTTPDListener
-    var url: String { "http://127.0.0.1:\(listener.port)" }
-
-    init() throws {
-        simulator = try AppleIDStandIn()
-        listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
-        try listener.start()
-    }
-
-    deinit { listener.shutdown(quiescing: false) }
-}
-
 /// The real server and the Apple ID simulator, each listening on loopback, with a fresh SQLite file.
 final class BridgeHarness: @unchecked Sendable {  // immutable after init
     static let servicesID = "com.example.web"
     static let bundleID = "com.example.app"
 
-    let simulator: AppleIDStandIn
-    let simulatorHTTP: MicroHTTPDListener
+    /// Apple's stand-in; `appleID.start()` brings up one created with `startSimulator: false`.
+    let appleID: RunningSimulator
+    var simulator: AppleIDStandIn { appleID.simulator }
     let server: BridgeServer
+    /// Real time plus what the test moved it by: the simulator signs with real time.
     let clock = TestClock()
     let directory: String
     let databasePath: String
     var port: Int { server.http.port }
-    var simulatorPort: Int { simulatorHTTP.port }
+    var simulatorPort: Int { appleID.port }
     var app: ComposedService { server.app }
 
     /// `transport`: calls to the simulator time out after 10 s. Tests of a slow or absent Apple bring their own
@@ -102,13 +50,9 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         if publicURL.hasSuffix("/") { publicURL.removeLast() }
         let relays = (settings["APPLE_ANDROID_PACKAGES"] ?? "").split(separator: ",")
             .map { publicURL + "/apple/android/" + $0.trimmingCharacters(in: .whitespaces) }
-        simulator = try AppleIDStandIn(returnURLs: .only([publicURL + "/apple_redirect"] + relays))
         // A simulator not started yet still has its port reserved, so it can come up later ("Apple is back").
-        let reserved = startSimulator ? 0 : freeLoopbackPort()
-        simulatorHTTP = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: reserved),
-                                   responder: simulator, logger: .silent)
-        if startSimulator { try simulatorHTTP.start() }
-        let simulatorURL = "http://127.0.0.1:\(startSimulator ? simulatorHTTP.port : reserved)"
+        appleID = try RunningSimulator(returnURLs: .only([publicURL + "/apple_redirect"] + relays), listening: startSimulator)
+        let simulatorURL = appleID.url
         var values = [
             "BRIDGE_PORT": String(port), "BRIDGE_PUBLIC_URL": "http://127.0.0.1:\(port)",
             "BRIDGE_DATABASE": "sqlite:\(databasePath)",
@@ -136,7 +80,6 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     deinit {
         // Not quiescing: see MicroHTTPDListener.shutdown(quiescing:).
         server.shutdown(quiescing: false)
-        simulatorHTTP.shutdown(quiescing: false)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -272,11 +215,6 @@ final class TestBrowser {
         let fields = try authorizeAtApple(login, user: user, hideEmail: hideEmail)
         return try post("/apple_redirect", form: fields)
     }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension [(String, String)] {

@@ -54,14 +54,13 @@ struct InstanceCrashTests {
     func killSQLiteInstance() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let simulator = try AppleIDStandIn()
-        let apple = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
-        try apple.start()
-        defer { apple.shutdown(quiescing: false) }
+        let apple = try RunningSimulator()
+        let simulator = apple.simulator
+        defer { apple.server.shutdown(quiescing: false) }
         let environment = [
             "BRIDGE_DATABASE": "sqlite:\(directory.path)/bridge.sqlite3",
             "BRIDGE_SECRET_KEY": Data(SecureRandom.bytes(32)).base64EncodedString(),
-            "APPLE_SERVICES_ID": Self.servicesID, "APPLE_ID_URL": "http://127.0.0.1:\(apple.port)",
+            "APPLE_SERVICES_ID": Self.servicesID, "APPLE_ID_URL": apple.url,
         ]
         let port = freeLoopbackPort()
         let victim = try Self.serve(port: port, environment: environment)
@@ -106,14 +105,13 @@ struct InstanceCrashTests {
         let connection = try PostgresConnection(conninfo: admin.connectionString, defaults: [:])
         try connection.execute("CREATE DATABASE \(name)")
         defer { try? connection.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-        let simulator = try AppleIDStandIn()
-        let apple = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0), responder: simulator, logger: .silent)
-        try apple.start()
-        defer { apple.shutdown(quiescing: false) }
+        let apple = try RunningSimulator()
+        let simulator = apple.simulator
+        defer { apple.server.shutdown(quiescing: false) }
         let environment = [
             "BRIDGE_DATABASE": try admin.withDatabase(name).connectionString, "BRIDGE_DATABASE_POOL_SIZE": "4",
             "BRIDGE_SECRET_KEY": Data(SecureRandom.bytes(32)).base64EncodedString(),
-            "APPLE_SERVICES_ID": Self.servicesID, "APPLE_ID_URL": "http://127.0.0.1:\(apple.port)",
+            "APPLE_SERVICES_ID": Self.servicesID, "APPLE_ID_URL": apple.url,
         ]
         let ports = [freeLoopbackPort(), freeLoopbackPort()]
         let victim = try Self.serve(port: ports[0], environment: environment)

@@ -351,7 +351,7 @@ struct NativeAPITests {
         #expect(refresh.status == 401)
 
         #expect(try harness.api("/api/me", method: "GET", bearer: access).status == 200)
-        harness.clock.advance(901)
+        harness.clock.advance(by: 901)
         #expect(try harness.api("/api/me", method: "GET", bearer: access).status == 401)
     }
 
@@ -396,7 +396,7 @@ struct NativeAPITests {
     func expiredNonceAfterCleanup() throws {
         let harness = try BridgeHarness()
         let nonce = try #require(try harness.api("/api/auth/nonce").body["nonce"]?.stringValue)
-        harness.clock.advance(601)
+        harness.clock.advance(by: 601)
         let removed = try harness.app.store.write { try $0.deleteExpired(now: Date().addingTimeInterval(601)) }
         #expect(removed >= 1)
         let token = try harness.token(audience: Self.bundleID, nonce: nonce) { $0.issuedAt = Date().addingTimeInterval(601) }

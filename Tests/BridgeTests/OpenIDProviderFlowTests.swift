@@ -282,7 +282,7 @@ struct OpenIDProviderFlowTests {
         #expect(otherClient.body["error"] == "invalid_grant")
 
         let late = try party.code()
-        party.harness.clock.advance(61)
+        party.harness.clock.advance(by: 61)
         #expect(try party.redeem(late).body["error"] == "invalid_grant")
 
         let unknown = try party.token([("grant_type", "authorization_code"), ("code", "x"), ("redirect_uri", RelyingParty.appRedirect),

@@ -98,7 +98,7 @@ struct OpenIDProviderKeysTests {
         let oldKeyID = try CompactJWS(parsing: oldAccess).keyID
         let configuration = party.harness.app.configuration
         _ = try ProviderKeyCommand.rotate(configuration: configuration, logger: .silent)
-        party.harness.clock.advance(61)  // running instances look for new keys every minute
+        party.harness.clock.advance(by: 61)  // running instances look for new keys every minute
         let fresh = try party.redeem(try party.code())
         let freshKeyID = try CompactJWS(parsing: try #require(fresh.body["id_token"]?.stringValue)).keyID
         #expect(freshKeyID != nil && freshKeyID != oldKeyID)

@@ -178,7 +178,7 @@ struct OperationsMetricsTests {
         let deletion = try harness.api("/api/me", method: "DELETE", bearer: signIn.body["accessToken"]?.stringValue)
         #expect(deletion.body["appleRevocation"]?.stringValue == "queued")
 
-        harness.clock.advance(31)
+        harness.clock.advance(by: 31)
         #expect(harness.app.processDueRevocations() == 0)
         var text = try Self.scrape(harness)
         #expect(Self.sample(text, "bridge_revocations_pending") == 1)
@@ -187,7 +187,7 @@ struct OperationsMetricsTests {
         #expect((Self.sample(text, "bridge_apple_calls_total{endpoint=\"/auth/revoke\",result=\"server_error\"}") ?? 0) >= 1)
 
         harness.simulator.isUnavailable = false
-        harness.clock.advance(61)
+        harness.clock.advance(by: 61)
         #expect(harness.app.processDueRevocations() == 1)
         text = try Self.scrape(harness)
         #expect(Self.sample(text, "bridge_revocations_pending") == 0)

@@ -216,8 +216,8 @@ struct TwoInstanceTests {
                 #expect(try a.api("/api/me", method: "DELETE", bearer: access).body["appleRevocation"]?.stringValue == "queued")
             }
             a.simulator.isUnavailable = false
-            a.clock.advance(31)
-            b.clock.advance(31)
+            a.clock.advance(by: 31)
+            b.clock.advance(by: 31)
             let done = atOnce([{ a.app.processDueRevocations() }, { b.app.processDueRevocations() },
                                { a.app.processDueRevocations() }, { b.app.processDueRevocations() }])
                 .compactMap { $0 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests of the helpers in scripts/lib that the test command and scripts/bench share, and of their Python twin in
-# Tests/Support; prints "N passed, N failed".
+# Tests/Support, and of how the scripts build (scripts/lib/build-product.sh); prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib/free-port.sh
@@ -61,6 +61,46 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()
 }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 check "free_port gives a port nothing listens on" ports_not_listened_on
+
+# build_product (scripts/lib/build-product.sh), against a stand-in `swift` on PATH: a failed build returns non-zero with
+# the compiler's messages shown and the progress lines left out, and stops a script that builds with it (scripts/run,
+# before it runs anything); a build that works prints nothing. Before it, the scripts ended their build line with
+# `|| true` and went on to run the binary an earlier build had left.
+stand_in_swift() {
+    mkdir -p "$tmp/bin"
+    cat >"$tmp/bin/swift" <<'EOF'
+#!/usr/bin/env bash
+if [[ " $* " == *" --show-bin-path "* ]]; then dirname "$0"; exit 0; fi
+echo "[1/3] Compiling Bridge Stand.swift"
+echo "Building for debugging..."
+if [ "${STAND_IN_BUILD:-}" = fail ]; then echo "Sources/Bridge/Stand.swift:1:1: error: cannot find 'x' in scope" >&2; exit 1; fi
+echo "Build of product 'apple-signin-bridge' complete! (0.1s)"
+EOF
+    # What an earlier build left, which the old scripts went on to run.
+    printf '#!/usr/bin/env bash\necho "the binary of an earlier build ran"\n' >"$tmp/bin/apple-signin-bridge"
+    chmod +x "$tmp/bin/swift" "$tmp/bin/apple-signin-bridge"
+}
+build_product_passes_failures_on() {
+    local out status=0
+    stand_in_swift
+    out=$(source scripts/lib/build-product.sh; STAND_IN_BUILD=fail PATH="$tmp/bin:$PATH" build_product --product x 2>&1) || status=$?
+    [ "$status" -ne 0 ] || { echo "a failed build returned 0" >&2; return 1; }
+    grep -q "error: cannot find 'x' in scope" <<<"$out" || { echo "the compiler's error was not shown: $out" >&2; return 1; }
+    if grep -q "Compiling\|Building for" <<<"$out"; then echo "progress lines were shown: $out" >&2; return 1; fi
+    out=$(source scripts/lib/build-product.sh; PATH="$tmp/bin:$PATH" build_product --product x 2>&1) \
+        || { echo "a build that works failed: $out" >&2; return 1; }
+    [ -z "$out" ] || { echo "a build that works printed: $out" >&2; return 1; }
+}
+check "build_product returns a failed build's status with its errors and without the noise" build_product_passes_failures_on
+a_failed_build_stops_the_script() {
+    local out status=0
+    stand_in_swift
+    out=$(STAND_IN_BUILD=fail PATH="$tmp/bin:$PATH" scripts/run 2>&1) || status=$?
+    [ "$status" -ne 0 ] || { echo "scripts/run went on after a failed build: $out" >&2; return 1; }
+    grep -q "error: cannot find 'x' in scope" <<<"$out" || { echo "scripts/run did not show the build's error: $out" >&2; return 1; }
+    if grep -q "earlier build ran" <<<"$out"; then echo "scripts/run ran an earlier build's binary: $out" >&2; return 1; fi
+}
+check "a failed build stops a script that builds (scripts/run)" a_failed_build_stops_the_script
 
 echo "script helpers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

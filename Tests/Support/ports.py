@@ -17,7 +17,8 @@ def ephemeral_low():
 def free_port():
     """A loopback port nothing is bound to, below the ephemeral range. Inside it, a client polling a server that has
     not bound its port yet can connect to itself there and keep the server from binding it (see
-    scripts/lib/free-port.sh, the shell scripts' twin of this)."""
+    scripts/lib/free-port.sh, the shell scripts' twin of this, and Sources/TestSupport/FreeLoopbackPort.swift, the Swift
+    tests')."""
     low = ephemeral_low()
     for _ in range(200):
         port = random.randint(10000, low - 1001)

@@ -5,6 +5,8 @@
 # loop) can connect to itself there, because the kernel may give the connection that very port as its own end
 # (TCP simultaneous open); the client then holds the port and the server cannot bind it. And any outgoing
 # connection on the machine may be using the port as its own end at the moment the server binds.
+# The one picker of the shell scripts; the Python runners' twin is Tests/Support/ports.py, the Swift tests'
+# freeLoopbackPort() in Sources/TestSupport/FreeLoopbackPort.swift.
 ephemeral_low() {
     local low
     low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true)

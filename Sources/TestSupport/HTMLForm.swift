@@ -1,11 +1,9 @@
-import TestSupport
-
 /// The one form of a simulator page as a browser parses it: its action and hidden fields.
-struct HTMLForm {
-    let action: String?
-    let hiddenFields: [(String, String)]
+public struct HTMLForm {
+    public let action: String?
+    public let hiddenFields: [(String, String)]
 
-    init(_ html: String) {
+    public init(_ html: String) {
         let document = HTMLDocument(html)
         action = document.first("//form")?.attributes["action"]
         hiddenFields = document.select("//form//input[@type='hidden']").compactMap { input in
@@ -13,7 +11,7 @@ struct HTMLForm {
         }
     }
 
-    var fieldsByName: [String: String] {
+    public var fieldsByName: [String: String] {
         Dictionary(hiddenFields, uniquingKeysWith: { first, _ in first })
     }
 }
