@@ -21,6 +21,12 @@ protocol SQLConnection {
                   finishing finish: @escaping ([T]) throws -> Void) throws
     /// Reads every result a finisher waits for, and runs those finishers, now.
     func settle() throws
+    /// A sign-in table's row written as `send` writes: its table's statement for one sign-in (see `SignInTables.swift`),
+    /// unless the connection collects a batch's rows instead (`PostgresCoalescedSignIns.Recorder`).
+    func send<Row: SignInRow>(_ row: Row, requiring: ChangeRequirement) throws
+    /// The member found (its row locked) or inserted (`MemberSignIn`), as `query(_:_:_:finishing:)` runs it:
+    /// `finish` gets its row as stored and whether it was inserted, or nil when neither happened.
+    func findOrInsert(_ member: MemberSignIn, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws
 }
 
 /// How many rows a statement must change, and what the caller throws when it changes another number.
@@ -36,6 +42,15 @@ extension SQLConnection {
     }
 
     func settle() throws {}
+
+    func send<Row: SignInRow>(_ row: Row, requiring: ChangeRequirement) throws {
+        try send(Row.table.single(for: dialect), try Row.table.values(row), requiring: requiring)
+    }
+
+    func findOrInsert(_ member: MemberSignIn, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws {
+        try query(MemberSignIn.table.single(for: dialect), try MemberSignIn.table.values(member), MemberSignIn.decode,
+                  finishing: { try finish($0.first) })
+    }
 
     func send(_ sql: String, _ values: [SQLValue], requiring: ChangeRequirement?) throws {
         let changed = try run(sql, values)

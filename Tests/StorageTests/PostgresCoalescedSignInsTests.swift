@@ -202,13 +202,13 @@ extension PostgresStoreTests.GroupCommit {
                 let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
                 try connection.execute("SET plan_cache_mode = force_generic_plan")
                 let statements = [
-                    (PostgresCoalescedSignIns.spendAttempts, "1, ARRAY['s']"),
-                    (PostgresCoalescedSignIns.recordTokenUses, "ARRAY[1::int8], ARRAY['h'], ARRAY[2::int8], 1"),
-                    (PostgresCoalescedSignIns.findOrInsertMembers, """
+                    (AttemptSpend.table.batch, "1, ARRAY['s']"),
+                    (TokenUse.table.batch, "ARRAY[1::int8], ARRAY['h'], ARRAY[2::int8], 1"),
+                    (MemberSignIn.table.batch, """
                         ARRAY['apple'], ARRAY['x'], ARRAY[NULL::text], ARRAY[true], ARRAY[true], ARRAY[NULL::text],
                         ARRAY[1::int8], ARRAY[1::int8], ARRAY[true]
                         """),
-                    (PostgresCoalescedSignIns.insertSessions,
+                    (SessionOpening.table.batch,
                      "ARRAY['q'], ARRAY['web'], ARRAY[true], ARRAY[1::int8], ARRAY[1::int8], ARRAY['apple'], ARRAY['x']"),
                 ]
                 for (index, (sql, arguments)) in statements.enumerated() {

@@ -45,7 +45,7 @@ struct SessionIssuer: Sendable {
     /// token, which expires with it. A browser's session names a member a sign-in is still finding by reference,
     /// so it waits for nothing; the refresh token waits for the member's id.
     func open(_ new: NewSession, member: PendingMember, flow: String, nonceVerified: Bool,
-              in transaction: any StoreTransaction, now: Date) throws -> OpenedSession {
+              in transaction: any SessionTransaction, now: Date) throws -> OpenedSession {
         let lifetime = new.refresh == nil ? Self.browserSessionLifetime : Self.appSessionLifetime
         let expiresAt = now.addingTimeInterval(lifetime)
         // A refresh token is stored with its member's id, so then the session names the member by it as well.
@@ -102,7 +102,7 @@ struct SessionIssuer: Sendable {
 
     /// Rotates the presented token inside `transaction`. A token issued to another holder throws
     /// `anotherHolders`, so that the write, and with it the rotation, is undone.
-    func rotate(_ presentation: Presentation, in transaction: any StoreTransaction,
+    func rotate(_ presentation: Presentation, in transaction: any SessionTransaction & OpenIDProviderTransaction,
                 refusingAnotherHoldersWith anotherHolders: any Error) throws -> Rotation {
         let now = presentation.now
         switch try transaction.rotateRefreshToken(tokenHash: presentation.presentedHash, now: now) {

@@ -185,7 +185,7 @@ struct SignInService: Sendable {
     }
 
     /// Spends the proof; true when it shows the token's nonce is one this server issued for this sign-in.
-    private func spend(_ proof: SignInProof, identity: AppleIdentity, in transaction: any StoreTransaction,
+    private func spend(_ proof: SignInProof, identity: AppleIdentity, in transaction: any LoginAttemptTransaction,
                        now: Date) throws -> Bool {
         switch proof {
         case let .loginAttempt(stateDigest):
@@ -207,7 +207,7 @@ struct SignInService: Sendable {
 
     /// One identity token, one sign-in: its digest is kept for as long as the verifier would still accept it.
     /// Not `waiting`, a replay may be thrown by the transaction's next statement that reads, or its commit.
-    private func recordTokenUse(digest: String, identity: AppleIdentity, waiting: Bool, in transaction: any StoreTransaction,
+    private func recordTokenUse(digest: String, identity: AppleIdentity, waiting: Bool, in transaction: any SignInTransaction,
                                 now: Date) throws {
         let acceptedUntil = identity.expiresAt.addingTimeInterval(replayLeeway)
         guard waiting else {

@@ -50,7 +50,7 @@ struct SignInRateLimit: Sendable {
         let burst: Int
 
         /// Throws `RateLimited` beyond the limit; a refused request changes nothing.
-        func admit(in transaction: any StoreTransaction) throws {
+        func admit(in transaction: any RateLimitTransaction) throws {
             let admitted = try transaction.admitRateLimited(key: key, now: now, interval: interval, burst: burst)
             // A refused request may try again within one interval (see `admitRateLimited`).
             guard admitted else { throw RateLimited(retryAfter: max(1, Int(interval.rounded(.up)))) }
