@@ -4,7 +4,7 @@ import Foundation
 /// each statement uses `$1 … $n` placeholders, and a `SQLDialect` fragment only where SQLite and PostgreSQL really
 /// differ. Rows become models through one `TableMapping` per table; every write's input passes `StoreInput` first.
 /// Times are whole unix seconds, "expired" means `expires_at <= now`.
-struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
+struct SQLTransaction<Connection: SQLConnection>: StoreTransaction, SignInWriting {
     let connection: Connection
     /// Members whose rows a sign-in updated in this transaction, where a sign-in's member may be read by a finisher
     /// after statements of later writes (see `signInAppleUser`); nil where a finisher runs at once (SQLite).
@@ -88,6 +88,10 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         }
         let (user, created) = try upsertAppleUserNow(profile, new, now: now)
         return PendingMember(user, created: created)
+    }
+
+    func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
+        try signInAppleUser(profile, now: now).get()
     }
 
     /// The member's lookup, transfer or insert, each statement waited for (SQLite, or a profile naming a transfer).

@@ -31,15 +31,14 @@ public protocol LoginAttemptTransaction {
 }
 
 /// What only a sign-in writes: its identity token remembered against replay, and its member found or created. With the
-/// proofs it spends, the session it opens and Apple's token it keeps, it is a sign-in's transaction
-/// (`Store.signIn`).
+/// proof it spends, the session it opens and Apple's token it keeps, it is a sign-in's transaction, which a caller hands
+/// to the store as one value (`SignInWrite`, `Store.signIn`).
 public protocol SignInTransaction {
     /// Finds the user by `(provider: "apple", providerUserID: sub)` — never by email —
     /// or creates it. See `User.applyingSignIn` for what a later sign-in updates. An unknown `sub` whose profile
     /// carries a `transferSub` recorded for a member not moved yet is that member, moved to the new `sub`.
-    /// Its outcome may be learnt as late as the commit (see `PendingMember`): what else the sign-in writes names the
-    /// member by `reference`; `upsertAppleUser` waits for it.
-    func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember
+    /// (A sign-in's transaction does this as part of `Store.signIn`.)
+    func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool)
     /// Remembers an accepted identity token (by hash) until `expiresAt`. True the first
     /// time; false while an earlier, unexpired record exists (a replay). An expired
     /// record is replaced. `tokenExpiresAt` is the token's own `exp` claim: the same
@@ -200,13 +199,6 @@ extension SessionTransaction {
     }
 }
 
-extension SignInTransaction {
-    /// `signInAppleUser`, its outcome waited for.
-    public func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
-        try signInAppleUser(profile, now: now).get()
-    }
-}
-
 extension MemberTransaction {
     /// `user(provider: "apple", providerUserID:)`. A protocol requirement cannot carry
     /// a default argument, so this stands in for one.
@@ -229,10 +221,6 @@ public enum WriteIsolation: Sendable {
     /// sharing index pages (PostgreSQL's predicate locks are per page), and run them again. Such writes that wait
     /// together share one transaction on PostgreSQL, run in turn (`PostgresGroupCommit`), as every write does on SQLite.
     case readCommitted
-    /// `readCommitted` for a sign-in's transaction. On PostgreSQL the sign-ins of one batch may then go out together,
-    /// one statement for each kind of write (`PostgresCoalescedSignIns`); the group commit tries that only with writes
-    /// that ask for it, as it has to run their closures once more to find out.
-    case readCommittedSignIn
 }
 
 /// A database. Thread-safe; calls block the calling thread.
@@ -280,6 +268,12 @@ public protocol Store: Sendable {
     /// The same without waiting, as `write(_:completion:)`.
     func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// A sign-in's one transaction (see `SignInWrite`): committed, or a refusal the write names, or a store failure.
+    /// Every rule of it is one conditional statement on the row it guards, so on PostgreSQL it runs at READ COMMITTED
+    /// with other such writes, and sign-ins that arrive together may go out together.
+    func signIn(_ write: SignInWrite) throws -> SignInOutcome
+    /// The same without waiting, as `write(_:completion:)`.
+    func signIn(_ write: SignInWrite, completion: @escaping @Sendable (Result<SignInOutcome, any Error>) -> Void)
 }
 
 /// Writes of several callers that shared one transaction: every write on SQLite (its one writer), the READ COMMITTED

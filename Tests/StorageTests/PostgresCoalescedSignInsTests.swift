@@ -24,7 +24,7 @@ extension PostgresStoreTests.GroupCommit {
         static func queue(_ store: PostgresStore, _ index: Int, _ profile: AppleUserProfile, now: Date = t0,
                           _ answered: DispatchGroup, take: @escaping @Sendable (Result<PendingMember, any Error>) -> Void) {
             answered.enter()
-            store.write(isolation: .readCommittedSignIn, { tx in
+            store.writeMayCoalesce({ tx in
                 try tx.consumeLoginAttempt(state: "state-\(index)", now: now, otherwise: Refused(why: "attempt"))
                 try tx.recordIdentityTokenUse(tokenHash: "token-\(index)", tokenExpiresAt: now + 600, expiresAt: now + 900,
                                               now: now, otherwise: Refused(why: "token"))

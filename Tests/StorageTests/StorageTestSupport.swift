@@ -154,3 +154,12 @@ final class Collected<Element: Sendable>: Sendable {
         items.withLock { $0 }
     }
 }
+
+extension StoreTransaction {
+    /// A sign-in's member step alone, as `SignInWrite` takes it (its row learnt by the commit at the latest), for
+    /// tests of the statements around it.
+    func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember {
+        guard let writing = self as? any SignInWriting else { throw StoreError.database("not a SQL store's transaction") }
+        return try writing.signInAppleUser(profile, now: now)
+    }
+}
