@@ -227,15 +227,25 @@ struct PostgresCoalescedSignIns {
             try forwarding.query(sql, values, decode, finishing: finish)
         }
 
-        func send<Row: SignInRow>(_ row: Row, requiring: ChangeRequirement) throws {
-            if let forwarding { return try forwarding.send(row, requiring: requiring) }
+        func send(_ spend: AttemptSpend, requiring: ChangeRequirement) throws {
+            if let forwarding { return try forwarding.send(spend, requiring: requiring) }
+            try record(.attempt(spend), requiring: requiring)
+        }
+
+        func send(_ use: TokenUse, requiring: ChangeRequirement) throws {
+            if let forwarding { return try forwarding.send(use, requiring: requiring) }
+            try record(.token(use), requiring: requiring)
+        }
+
+        func send(_ opening: SessionOpening, requiring: ChangeRequirement) throws {
+            if let forwarding { return try forwarding.send(opening, requiring: requiring) }
+            try record(.session(opening), requiring: requiring)
+        }
+
+        /// A row whose statement had to change one row: the batched statement checks that it changed one per row.
+        private func record(_ row: Row, requiring: ChangeRequirement) throws {
             guard requiring.rows == 1 else { throw refuse() }
-            switch row {
-            case let spend as AttemptSpend: rows.append(Recorded(row: .attempt(spend), job: job))
-            case let use as TokenUse: rows.append(Recorded(row: .token(use), job: job))
-            case let opening as SessionOpening: rows.append(Recorded(row: .session(opening), job: job))
-            default: throw refuse()
-            }
+            rows.append(Recorded(row: row, job: job))
         }
 
         func findOrInsert(_ member: MemberSignIn, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws {

@@ -163,11 +163,11 @@ public final class PostgresStore: Store {
     /// At READ COMMITTED in the group commit, where the sign-ins of one batch may go out together
     /// (`PostgresCoalescedSignIns`).
     public func signIn(_ write: SignInWrite) throws -> SignInOutcome {
-        try groupCommit.write(mayCoalesce: true) { try write.run(in: $0) }.outcome()
+        try groupCommit.write(mayCoalesce: true) { try $0.write(write) }.outcome()
     }
 
     public func signIn(_ write: SignInWrite, completion: @escaping @Sendable (Result<SignInOutcome, any Error>) -> Void) {
-        writeMayCoalesce({ try write.run(in: $0) }, completion: { written in completion(Result { try written.get().outcome() }) })
+        writeMayCoalesce({ try $0.write(write) }, completion: { written in completion(Result { try written.get().outcome() }) })
     }
 
     /// A READ COMMITTED write whose statements may go out together with other sign-ins' (`signIn`'s).

@@ -21,9 +21,11 @@ protocol SQLConnection {
                   finishing finish: @escaping ([T]) throws -> Void) throws
     /// Reads every result a finisher waits for, and runs those finishers, now.
     func settle() throws
-    /// A sign-in table's row written as `send` writes: its table's statement for one sign-in (see `SignInTables.swift`),
-    /// unless the connection collects a batch's rows instead (`PostgresCoalescedSignIns.Recorder`).
-    func send<Row: SignInRow>(_ row: Row, requiring: ChangeRequirement) throws
+    // A sign-in table's row, written as `send` writes: its table's statement for one sign-in (see `SignInTables.swift`),
+    // unless the connection collects a batch's rows instead (`PostgresCoalescedSignIns.Recorder`).
+    func send(_ spend: AttemptSpend, requiring: ChangeRequirement) throws
+    func send(_ use: TokenUse, requiring: ChangeRequirement) throws
+    func send(_ opening: SessionOpening, requiring: ChangeRequirement) throws
     /// The member found (its row locked) or inserted (`MemberSignIn`), as `query(_:_:_:finishing:)` runs it:
     /// `finish` gets its row as stored and whether it was inserted, or nil when neither happened.
     func findOrInsert(_ member: MemberSignIn, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws
@@ -43,8 +45,18 @@ extension SQLConnection {
 
     func settle() throws {}
 
-    func send<Row: SignInRow>(_ row: Row, requiring: ChangeRequirement) throws {
-        try send(Row.table.single(for: dialect), try Row.table.values(row), requiring: requiring)
+    // Each table named, so that its values are bound by code made for its type (specialized), as a hand-written
+    // statement's are.
+    func send(_ spend: AttemptSpend, requiring: ChangeRequirement) throws {
+        try send(AttemptSpend.table.single(for: dialect), try AttemptSpend.table.values(spend), requiring: requiring)
+    }
+
+    func send(_ use: TokenUse, requiring: ChangeRequirement) throws {
+        try send(TokenUse.table.single(for: dialect), try TokenUse.table.values(use), requiring: requiring)
+    }
+
+    func send(_ opening: SessionOpening, requiring: ChangeRequirement) throws {
+        try send(SessionOpening.table.single(for: dialect), try SessionOpening.table.values(opening), requiring: requiring)
     }
 
     func findOrInsert(_ member: MemberSignIn, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws {

@@ -4,7 +4,7 @@ import Foundation
 /// each statement uses `$1 … $n` placeholders, and a `SQLDialect` fragment only where SQLite and PostgreSQL really
 /// differ. Rows become models through one `TableMapping` per table; every write's input passes `StoreInput` first.
 /// Times are whole unix seconds, "expired" means `expires_at <= now`.
-struct SQLTransaction<Connection: SQLConnection>: StoreTransaction, SignInWriting {
+struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     let connection: Connection
     /// Members whose rows a sign-in updated in this transaction, where a sign-in's member may be read by a finisher
     /// after statements of later writes (see `signInAppleUser`); nil where a finisher runs at once (SQLite).
@@ -92,6 +92,10 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction, SignInWritin
 
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
         try signInAppleUser(profile, now: now).get()
+    }
+
+    func write(_ signIn: SignInWrite) throws -> WrittenSignIn {
+        try signIn.run(in: self)
     }
 
     /// The member's lookup, transfer or insert, each statement waited for (SQLite, or a profile naming a transfer).

@@ -103,11 +103,11 @@ public final class SQLiteStore: Store {
     /// Runs `body` in a savepoint of a transaction it may share with concurrent writes;
     /// returns once that transaction committed (see `SQLiteGroupCommit`).
     public func signIn(_ write: SignInWrite) throws -> SignInOutcome {
-        try self.write { try write.run(in: $0) }.outcome()
+        try self.write { try $0.write(write) }.outcome()
     }
 
     public func signIn(_ write: SignInWrite, completion: @escaping @Sendable (Result<SignInOutcome, any Error>) -> Void) {
-        self.write({ try write.run(in: $0) }, completion: { written in completion(Result { try written.get().outcome() }) })
+        self.write({ try $0.write(write) }, completion: { written in completion(Result { try written.get().outcome() }) })
     }
 
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {

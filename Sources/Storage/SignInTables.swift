@@ -6,13 +6,8 @@ import Foundation
 // `PostgresCoalescedSignIns`), and the benchmark's SQL (`signin-sql`, which prints them with pgbench's variables in
 // place of the bound values). A rule written here holds in all of them.
 
-/// One sign-in's row of a sign-in table: the typed values its statement binds.
-protocol SignInRow {
-    static var table: SignInTable<Self> { get }
-}
-
 /// A login attempt spent (`UPDATE … WHERE consumed_at IS NULL`): the web callback's proof.
-struct AttemptSpend: SignInRow, Equatable {
+struct AttemptSpend: Equatable {
     let state: String
     let now: Int64
 
@@ -28,7 +23,7 @@ struct AttemptSpend: SignInRow, Equatable {
 
 /// An identity token remembered against replay, until `expiresAt`; refused (no row changed) while an unexpired
 /// record exists, in this table or the one from before migration 9 keyed by digest alone.
-struct TokenUse: SignInRow, Equatable {
+struct TokenUse: Equatable {
     let tokenExpiresAt: Int64
     let tokenHash: String
     let expiresAt: Int64
@@ -62,7 +57,7 @@ extension TokenUse {
 /// `insertsInsideWITH`. Both parts see one snapshot: a member inserted by a transaction that commits after it is found
 /// by neither, and the insert then waits for that commit and does nothing. Nothing is inserted, and no id drawn, when
 /// the member exists. Its rows are the member's, with `created`.
-struct MemberSignIn: SignInRow, Equatable {
+struct MemberSignIn: Equatable {
     let user: User
 
     /// One of the statement's rows.
@@ -105,7 +100,7 @@ struct MemberSignIn: SignInRow, Equatable {
 
 /// A session of the member a sign-in in the same transaction is finding or creating, which the statement finds by its
 /// Apple `sub` (its id may not be known yet). It inserts nothing when there is no such member.
-struct SessionOpening: SignInRow, Equatable {
+struct SessionOpening: Equatable {
     let idHash: String
     let flow: String
     let nonceVerified: Bool

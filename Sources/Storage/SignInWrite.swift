@@ -4,7 +4,7 @@ import Foundation
 /// replay, the member it finds or creates, the session it opens, Apple's token it keeps, and what else commits or fails
 /// with it. Handed to `Store.signIn`, which decides how it reaches the database (on PostgreSQL, together with the
 /// sign-ins that arrive with it). A refusal is one of the errors given here, thrown by `Store.signIn`.
-public struct SignInWrite: Sendable {
+public final class SignInWrite: Sendable {
     /// What ties the identity token to a sign-in this server started.
     public enum Proof: Sendable {
         /// The web callback's login attempt, by its state's digest: spent, or else `refusal`. `nonceVerified` is
@@ -31,18 +31,18 @@ public struct SignInWrite: Sendable {
         }
     }
 
-    public var now: Date
-    public var proof: Proof
+    public let now: Date
+    public let proof: Proof
     /// Thrown when the proof did not verify the token's nonce, after the token is remembered (a replayed token is
     /// refused as a replay first); nil: such a sign-in goes on, its session marked unverified.
-    public var unverifiedNonce: (any Error)?
-    public var identityToken: IdentityTokenUse
-    public var member: AppleUserProfile
-    public var session: SessionToOpen
+    public let unverifiedNonce: (any Error)?
+    public let identityToken: IdentityTokenUse
+    public let member: AppleUserProfile
+    public let session: SessionToOpen
     /// Apple's refresh token, sealed, and the client it was issued to.
-    public var appleToken: (clientID: String, encryptedRefreshToken: [UInt8])?
+    public let appleToken: (clientID: String, encryptedRefreshToken: [UInt8])?
     /// A write that belongs to the sign-in and commits or fails with it, given the member (an OpenID client's code).
-    public var alongside: (@Sendable (any StoreTransaction, User) throws -> Void)?
+    public let alongside: (@Sendable (any StoreTransaction, User) throws -> Void)?
 
     public init(now: Date, proof: Proof, unverifiedNonce: (any Error)? = nil, identityToken: IdentityTokenUse,
                 member: AppleUserProfile, session: SessionToOpen,
@@ -99,14 +99,10 @@ extension SessionTransaction {
     }
 }
 
-/// A store's sign-in inside its transaction, where the member's row may be learnt as late as the commit
-/// (`PendingMember`).
-protocol SignInWriting {
-    func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember
-}
-
-/// A sign-in's transaction written, its member read by the commit at the latest.
-struct PendingSignIn: Sendable {
+/// A sign-in's rows written in its transaction (by `SignInTransaction.write`, which `Store.signIn` runs), read once the
+/// write returned: nothing in it is for a caller.
+public struct WrittenSignIn: Sendable {
+    /// Its row learnt by the commit at the latest.
     let member: PendingMember
     let nonceVerified: Bool
 
@@ -120,10 +116,7 @@ struct PendingSignIn: Sendable {
 extension SignInWrite {
     /// The transaction's statements, in the order a sign-in writes them (the order `PostgresCoalescedSignIns` sends a
     /// batch's in): the proof, the token, the member, Apple's token, the session, what goes alongside.
-    func run(in transaction: any StoreTransaction) throws -> PendingSignIn {
-        guard let writing = transaction as? any SignInWriting else {
-            throw StoreError.database("a sign-in in a transaction of another store")
-        }
+    func run<Connection>(in transaction: SQLTransaction<Connection>) throws -> WrittenSignIn {
         let nonceVerified: Bool
         switch proof {
         case let .loginAttempt(stateDigest, verified, refusal):
@@ -133,16 +126,15 @@ extension SignInWrite {
         case let .spent(spend):
             nonceVerified = try spend(transaction)
         }
-        let token = identityToken
         if !nonceVerified, let unverifiedNonce {
             // A replayed token is refused as a replay before its missing nonce: then the record's check cannot wait.
-            guard try transaction.recordIdentityTokenUse(tokenHash: token.digest, tokenExpiresAt: token.expiresAt,
-                                                         expiresAt: token.acceptedUntil, now: now) else { throw token.replayed }
+            guard try transaction.recordIdentityTokenUse(tokenHash: identityToken.digest, tokenExpiresAt: identityToken.expiresAt,
+                                                         expiresAt: identityToken.acceptedUntil, now: now) else { throw identityToken.replayed }
             throw unverifiedNonce
         }
-        try transaction.recordIdentityTokenUse(tokenHash: token.digest, tokenExpiresAt: token.expiresAt,
-                                               expiresAt: token.acceptedUntil, now: now, otherwise: token.replayed)
-        let member = try writing.signInAppleUser(self.member, now: now)
+        try transaction.recordIdentityTokenUse(tokenHash: identityToken.digest, tokenExpiresAt: identityToken.expiresAt,
+                                               expiresAt: identityToken.acceptedUntil, now: now, otherwise: identityToken.replayed)
+        let member = try transaction.signInAppleUser(self.member, now: now)
         if let appleToken {
             try transaction.upsertAppleToken(AppleTokenRecord(userID: try member.get().user.id, clientID: appleToken.clientID,
                                                               encryptedRefreshToken: appleToken.encryptedRefreshToken,
@@ -152,6 +144,6 @@ extension SignInWrite {
         let reference = session.refreshToken == nil ? member.reference : .id(try member.get().user.id)
         try transaction.open(session, of: reference, nonceVerified: nonceVerified, now: now)
         if let alongside { try alongside(transaction, try member.get().user) }
-        return PendingSignIn(member: member, nonceVerified: nonceVerified)
+        return WrittenSignIn(member: member, nonceVerified: nonceVerified)
     }
 }

@@ -39,6 +39,9 @@ public protocol SignInTransaction {
     /// carries a `transferSub` recorded for a member not moved yet is that member, moved to the new `sub`.
     /// (A sign-in's transaction does this as part of `Store.signIn`.)
     func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool)
+    /// Writes a sign-in's rows in this transaction: what `Store.signIn` runs. A caller hands the `SignInWrite` to
+    /// `Store.signIn` instead.
+    func write(_ signIn: SignInWrite) throws -> WrittenSignIn
     /// Remembers an accepted identity token (by hash) until `expiresAt`. True the first
     /// time; false while an earlier, unexpired record exists (a replay). An expired
     /// record is replaced. `tokenExpiresAt` is the token's own `exp` claim: the same

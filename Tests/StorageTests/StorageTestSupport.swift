@@ -159,7 +159,11 @@ extension StoreTransaction {
     /// A sign-in's member step alone, as `SignInWrite` takes it (its row learnt by the commit at the latest), for
     /// tests of the statements around it.
     func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember {
-        guard let writing = self as? any SignInWriting else { throw StoreError.database("not a SQL store's transaction") }
-        return try writing.signInAppleUser(profile, now: now)
+        if let sqlite = self as? SQLTransaction<SQLiteConnection> { return try sqlite.signInAppleUser(profile, now: now) }
+        if let postgres = self as? SQLTransaction<PostgresSession> { return try postgres.signInAppleUser(profile, now: now) }
+        if let recorded = self as? SQLTransaction<PostgresCoalescedSignIns.Recorder> {
+            return try recorded.signInAppleUser(profile, now: now)
+        }
+        throw StoreError.database("not a SQL store's transaction")
     }
 }
