@@ -126,14 +126,15 @@ extension SignInWrite {
         case let .spent(spend):
             nonceVerified = try spend(transaction)
         }
+        let token = identityToken
         if !nonceVerified, let unverifiedNonce {
             // A replayed token is refused as a replay before its missing nonce: then the record's check cannot wait.
-            guard try transaction.recordIdentityTokenUse(tokenHash: identityToken.digest, tokenExpiresAt: identityToken.expiresAt,
-                                                         expiresAt: identityToken.acceptedUntil, now: now) else { throw identityToken.replayed }
+            guard try transaction.recordIdentityTokenUse(tokenHash: token.digest, tokenExpiresAt: token.expiresAt,
+                                                         expiresAt: token.acceptedUntil, now: now) else { throw token.replayed }
             throw unverifiedNonce
         }
-        try transaction.recordIdentityTokenUse(tokenHash: identityToken.digest, tokenExpiresAt: identityToken.expiresAt,
-                                               expiresAt: identityToken.acceptedUntil, now: now, otherwise: identityToken.replayed)
+        try transaction.recordIdentityTokenUse(tokenHash: token.digest, tokenExpiresAt: token.expiresAt,
+                                               expiresAt: token.acceptedUntil, now: now, otherwise: token.replayed)
         let member = try transaction.signInAppleUser(self.member, now: now)
         if let appleToken {
             try transaction.upsertAppleToken(AppleTokenRecord(userID: try member.get().user.id, clientID: appleToken.clientID,

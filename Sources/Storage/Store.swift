@@ -272,8 +272,12 @@ public protocol Store: Sendable {
     func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
     /// A sign-in's one transaction (see `SignInWrite`): committed, or a refusal the write names, or a store failure.
-    /// Every rule of it is one conditional statement on the row it guards, so on PostgreSQL it runs at READ COMMITTED
-    /// with other such writes, and sign-ins that arrive together may go out together.
+    /// Every rule of it is one conditional statement on the row it guards (the attempt or nonce spent by an
+    /// `UPDATE … WHERE consumed_at IS NULL`, the token recorded by an upsert that refuses an unexpired record, the
+    /// member found with its row locked or inserted on its unique key, the session inserted), so on PostgreSQL it runs
+    /// at READ COMMITTED with other such writes, and sign-ins that arrive together may go out together: at
+    /// SERIALIZABLE, sign-ins of different people conflicted over shared index pages and ran again (0.2 retries a
+    /// sign-in with one instance, 0.4 with two).
     func signIn(_ write: SignInWrite) throws -> SignInOutcome
     /// The same without waiting, as `write(_:completion:)`.
     func signIn(_ write: SignInWrite, completion: @escaping @Sendable (Result<SignInOutcome, any Error>) -> Void)

@@ -51,8 +51,8 @@ struct SignInWritten: Sendable {
     let opened: SessionIssuer.OpenedSession
 
     func signedIn() throws -> SignedIn {
-        SignedIn(user: outcome.user, isNewUser: outcome.created, sessionID: opened.sessionID, sessionIDHash: opened.sessionIDHash,
-                 refreshToken: opened.refresh?.token, nonceVerified: outcome.nonceVerified)
+        SignedIn(user: outcome.user, isNewUser: outcome.created, sessionID: opened.sessionID,
+                 sessionIDHash: opened.sessionIDHash, refreshToken: opened.refresh?.token, nonceVerified: outcome.nonceVerified)
     }
 }
 
