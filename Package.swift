@@ -86,6 +86,8 @@ let package = Package(
         .executableTarget(name: "signin-bench", dependencies: ["AppleIDSimulator", "HTTPServer", "JOSE", "TestSupport"],
                           path: "Benchmarks/signin-bench"),
         .executableTarget(name: "store-bench", dependencies: ["Storage"], path: "Benchmarks/store-bench"),
+        // Prints the sign-in's statements for pgbench from the store's declarations (`scripts/bench signin`).
+        .executableTarget(name: "signin-sql", dependencies: ["Storage"], path: "Benchmarks/signin-sql"),
 
         // Test helpers: a raw HTTP client, server launchers, child processes, HTML checks through libxml2, the test clock,
         // the running Apple ID simulator and free loopback ports.

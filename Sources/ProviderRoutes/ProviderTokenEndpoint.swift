@@ -170,7 +170,7 @@ package struct ProviderTokenEndpoint: Sendable {
     private func openGrant(_ new: SessionIssuer.NewSession, user: User, client: OpenIDClient, scope: String,
                            authTime: Date, nonce: String?, in transaction: any StoreTransaction,
                            now: Date) throws -> (grant: Grant, familyID: String) {
-        let opened = try sessionIssuer.open(new, member: PendingMember(known: user), flow: Self.sessionFlow,
+        let opened = try sessionIssuer.open(new, userID: user.id, flow: Self.sessionFlow,
                                             nonceVerified: true, in: transaction, now: now)
         guard let (refreshToken, familyID) = opened.refresh else {
             preconditionFailure("a client's session is opened with a refresh token")

@@ -22,7 +22,7 @@ package struct RateLimitAdmission: Sendable {
     }
 
     /// Throws `RateLimited` beyond the limit; a refused request changes nothing.
-    package func admit(in transaction: any StoreTransaction) throws {
+    package func admit(in transaction: any RateLimitTransaction) throws {
         let admitted = try transaction.admitRateLimited(key: key, now: now, interval: interval, burst: burst)
         // A refused request may try again within one interval (see `admitRateLimited`).
         guard admitted else { throw RateLimited(retryAfter: max(1, Int(interval.rounded(.up)))) }

@@ -61,24 +61,22 @@ package struct SessionIssuer: Sendable {
                           refresh: refresh.map { ($0, SecretTokens.digest($0), SecretTokens.random()) })
     }
 
-    /// Stores the session (a browser's for a week, one with a refresh token for 30 days) and its first refresh
-    /// token, which expires with it. A browser's session names a member a sign-in is still finding by reference,
-    /// so it waits for nothing; the refresh token waits for the member's id.
-    package func open(_ new: NewSession, member: PendingMember, flow: String, nonceVerified: Bool,
-                      in transaction: any StoreTransaction, now: Date) throws -> OpenedSession {
+    /// The session to store (a browser's for a week, one with a refresh token for 30 days, its first refresh token
+    /// expiring with it), and what it hands to its holder.
+    package func session(_ new: NewSession, flow: String, now: Date) -> (toOpen: SessionToOpen, opened: OpenedSession) {
         let lifetime = new.refresh == nil ? Self.browserSessionLifetime : Self.appSessionLifetime
-        let expiresAt = now.addingTimeInterval(lifetime)
-        // A refresh token is stored with its member's id, so then the session names the member by it as well.
-        let userID = new.refresh == nil ? nil : try member.get().user.id
-        try transaction.insertSession(idHash: new.sessionIDHash, of: userID.map { .id($0) } ?? member.reference, flow: flow,
-                                      nonceVerified: nonceVerified, createdAt: now, expiresAt: expiresAt)
-        if let refresh = new.refresh, let userID {
-            try transaction.insertRefreshToken(RefreshToken(
-                tokenHash: refresh.hash, familyID: refresh.familyID, sessionIDHash: new.sessionIDHash,
-                userID: userID, createdAt: now, expiresAt: expiresAt))
-        }
-        return OpenedSession(sessionIDHash: new.sessionIDHash, sessionID: new.sessionID,
-                             refresh: new.refresh.map { ($0.token, $0.familyID) })
+        let toOpen = SessionToOpen(idHash: new.sessionIDHash, flow: flow, expiresAt: now.addingTimeInterval(lifetime),
+                                   refreshToken: new.refresh.map { ($0.hash, $0.familyID) })
+        return (toOpen, OpenedSession(sessionIDHash: new.sessionIDHash, sessionID: new.sessionID,
+                                      refresh: new.refresh.map { ($0.token, $0.familyID) }))
+    }
+
+    /// Stores a session of a known member (an OpenID client's code), as a sign-in stores its own.
+    package func open(_ new: NewSession, userID: Int64, flow: String, nonceVerified: Bool,
+                      in transaction: any SessionTransaction, now: Date) throws -> OpenedSession {
+        let (toOpen, opened) = session(new, flow: flow, now: now)
+        try transaction.open(toOpen, of: .id(userID), nonceVerified: nonceVerified, now: now)
+        return opened
     }
 
     // MARK: - Rotation
@@ -130,7 +128,7 @@ package struct SessionIssuer: Sendable {
 
     /// Rotates the presented token inside `transaction`. A token issued to another holder throws
     /// `anotherHolders`, so that the write, and with it the rotation, is undone.
-    package func rotate(_ presentation: Presentation, in transaction: any StoreTransaction,
+    package func rotate(_ presentation: Presentation, in transaction: any SessionTransaction & OpenIDProviderTransaction,
                         refusingAnotherHoldersWith anotherHolders: any Error) throws -> Rotation {
         let now = presentation.now
         switch try transaction.rotateRefreshToken(tokenHash: presentation.presentedHash, now: now) {

@@ -71,24 +71,14 @@ package struct SignedIn: Sendable {
     }
 }
 
-/// What the sign-in transaction wrote, its member read by the commit at the latest (`PendingMember`); the
-/// `SignedIn` once the write returned (`SignInService.completeSignIn`).
+/// What the sign-in transaction wrote; the `SignedIn` once the write returned (`SignInService.completeSignIn`).
 package struct SignInWritten: Sendable {
-    package let member: PendingMember
+    package let outcome: SignInOutcome
     package let opened: SessionIssuer.OpenedSession
-    package let nonceVerified: Bool
 
-    package init(member: PendingMember, opened: SessionIssuer.OpenedSession, nonceVerified: Bool) {
-        self.member = member
-        self.opened = opened
-        self.nonceVerified = nonceVerified
-    }
-
-    /// Once the write returned.
     package func signedIn() throws -> SignedIn {
-        let (user, created) = try member.get()
-        return SignedIn(user: user, isNewUser: created, sessionID: opened.sessionID, sessionIDHash: opened.sessionIDHash,
-                        refreshToken: opened.refresh?.token, nonceVerified: nonceVerified)
+        SignedIn(user: outcome.user, isNewUser: outcome.created, sessionID: opened.sessionID,
+                 sessionIDHash: opened.sessionIDHash, refreshToken: opened.refresh?.token, nonceVerified: outcome.nonceVerified)
     }
 }
 
@@ -97,13 +87,6 @@ package struct SignInWritten: Sendable {
 /// user, keep Apple's refresh token, and open the session. Knows nothing of HTTP; a refusal is a `SignInFailure`,
 /// anything else thrown is a store failure.
 package struct SignInService: Sendable {
-    /// Every rule of the transaction is one conditional statement on the row it guards: the login attempt or nonce is
-    /// spent by an `UPDATE … WHERE consumed_at IS NULL`, the token recorded by an upsert that refuses an unexpired
-    /// record, the member found with its row locked or inserted on its unique key, the session inserted. So on
-    /// PostgreSQL it runs at READ COMMITTED: at SERIALIZABLE, sign-ins of different people conflicted over shared
-    /// index pages and ran again (0.2 retries a sign-in with one instance, 0.4 with two).
-    package static let isolation = WriteIsolation.readCommittedSignIn
-
     /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
     package static let serverNoncePrefix = "asb."
 
@@ -142,9 +125,8 @@ package struct SignInService: Sendable {
         try checkCodeExchange(request)
         let now = clock.now
         let made = try madeBeforehand(request)
-        return try completeSignIn(request, Result {
-            try store.write(isolation: Self.isolation) { try signIn(request, made, in: $0, now: now) }
-        })
+        let (write, opened) = signInWrite(request, made, now: now)
+        return try completeSignIn(request, Result { SignInWritten(outcome: try store.signIn(write), opened: opened) })
     }
 
     /// The sign-in without a waiting thread: `completion` gets the transaction's outcome, on whichever thread
@@ -154,7 +136,8 @@ package struct SignInService: Sendable {
         try checkCodeExchange(request)
         let now = clock.now
         let made = try madeBeforehand(request)
-        store.write(isolation: Self.isolation, { [self] in try signIn(request, made, in: $0, now: now) }, completion: completion)
+        let (write, opened) = signInWrite(request, made, now: now)
+        store.signIn(write) { completion($0.map { SignInWritten(outcome: $0, opened: opened) }) }
     }
 
     /// As the transaction's failure would, a failure here gives back what the code exchange obtained.
@@ -211,69 +194,55 @@ package struct SignInService: Sendable {
 
     package static func isServerNonce(_ nonce: String?) -> Bool { nonce?.hasPrefix(serverNoncePrefix) ?? false }
 
-    private func signIn(_ request: SignInRequest, _ made: MadeBeforehand, in transaction: any StoreTransaction,
-                        now: Date) throws -> SignInWritten {
+    /// The transaction as one value: the proof spent, the token remembered against replay, the member found or
+    /// created, Apple's refresh token kept, the session opened, and what belongs alongside.
+    private func signInWrite(_ request: SignInRequest, _ made: MadeBeforehand, now: Date)
+        -> (write: SignInWrite, opened: SessionIssuer.OpenedSession) {
         let identity = request.identity
-        let nonceVerified = try spend(request.proof, identity: identity, in: transaction, now: now)
-        var refusedForNonce = false
-        if case .apiNonce = request.proof, needsServerNonce(identity), !nonceVerified { refusedForNonce = true }
-        // A replayed token is refused as a replay before its missing nonce: then the record's check cannot wait.
-        try recordTokenUse(digest: made.tokenDigest, identity: identity, waiting: refusedForNonce, in: transaction, now: now)
-        if refusedForNonce { throw SignInFailure.nonceRequired }
         let profile = AppleUserProfile(sub: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
                                        isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName,
                                        transferSub: identity.transferSubject, transferTeam: transferTeam)
-        let member = try transaction.signInAppleUser(profile, now: now)
-        if let sealed = made.sealedAppleRefreshToken {
-            try transaction.upsertAppleToken(AppleTokenRecord(
-                userID: try member.get().user.id, clientID: identity.audience, encryptedRefreshToken: sealed, updatedAt: now))
-        }
-        let opened = try sessionIssuer.open(made.session, member: member, flow: request.flow.rawValue,
-                                            nonceVerified: nonceVerified, in: transaction, now: now)
-        if let alongside = request.alongside { try alongside(transaction, try member.get().user) }
-        // Webhooks (issue 54): the sign-in's event, in its own transaction, only when webhooks are configured. It needs
-        // the member's id and whether it was created, so on PostgreSQL it waits for the member's row; and a batch with
-        // such sign-ins is not coalesced (the recorder refuses `get()`), so its writes go out one statement each.
-        if let webhooks {
-            let (user, created) = try member.get()
-            try webhooks.recordSignIn(memberID: user.id, created: created, flow: request.flow.rawValue, in: transaction, now: now)
-        }
-        return SignInWritten(member: member, opened: opened, nonceVerified: nonceVerified)
+        var unverifiedNonce: (any Error)? = nil
+        if case .apiNonce = request.proof, needsServerNonce(identity) { unverifiedNonce = SignInFailure.nonceRequired }
+        let (session, opened) = sessionIssuer.session(made.session, flow: request.flow.rawValue, now: now)
+        let write = SignInWrite(
+            now: now, proof: proof(request.proof, identity: identity, now: now), unverifiedNonce: unverifiedNonce,
+            identityToken: .init(digest: made.tokenDigest, expiresAt: identity.expiresAt,
+                                 acceptedUntil: identity.expiresAt.addingTimeInterval(replayLeeway),
+                                 replayed: SignInFailure.tokenReplayed),
+            member: profile, session: session,
+            appleToken: made.sealedAppleRefreshToken.map { (identity.audience, $0) }, alongside: request.alongside,
+            announcement: signInEvent(flow: request.flow, now: now))
+        return (write, opened)
     }
 
-    /// Spends the proof; true when it shows the token's nonce is one this server issued for this sign-in.
-    private func spend(_ proof: SignInProof, identity: AppleIdentity, in transaction: any StoreTransaction,
-                       now: Date) throws -> Bool {
+    /// With webhooks, the sign-in's `member.created` or `member.signed_in`, written in its transaction; nil without.
+    private func signInEvent(flow: SignInFlow, now: Date) -> SignInWrite.Announcement? {
+        guard let webhooks else { return nil }
+        return { transaction, member, created in
+            try webhooks.recordSignIn(memberID: member.id, created: created, flow: flow.rawValue, in: transaction, now: now)
+        }
+    }
+
+    /// The proof the transaction spends; for an app's nonce, true when it shows the token's nonce is one this server
+    /// issued for this sign-in.
+    private func proof(_ proof: SignInProof, identity: AppleIdentity, now: Date) -> SignInWrite.Proof {
         switch proof {
         case let .loginAttempt(stateDigest):
-            // Checked with the next statement that reads (on PostgreSQL, one round trip fewer).
-            try transaction.consumeLoginAttempt(state: stateDigest, now: now, otherwise: SignInFailure.loginAttemptAlreadyUsed)
-            return identity.nonceVerified
+            return .loginAttempt(stateDigest: stateDigest, nonceVerified: identity.nonceVerified,
+                                 refusal: SignInFailure.loginAttemptAlreadyUsed)
         case .apiNonce(nil):
-            return false
+            return .spent { _ in false }
         case let .apiNonce(nonce?):
-            switch try transaction.consumeAPINonce(nonce, now: now) {
-            case .consumed: return true
-            case .unknown where Self.isServerNonce(nonce): throw SignInFailure.nonceExpired
-            case .unknown: return false  // the app's own nonce: the token matched it, but this server never issued it
-            case .expired: throw SignInFailure.nonceExpired
-            case .alreadyUsed: throw SignInFailure.nonceAlreadyUsed
+            return .spent { transaction in
+                switch try transaction.consumeAPINonce(nonce, now: now) {
+                case .consumed: return true
+                case .unknown where Self.isServerNonce(nonce): throw SignInFailure.nonceExpired
+                case .unknown: return false  // the app's own nonce: the token matched it, but this server never issued it
+                case .expired: throw SignInFailure.nonceExpired
+                case .alreadyUsed: throw SignInFailure.nonceAlreadyUsed
+                }
             }
-        }
-    }
-
-    /// One identity token, one sign-in: its digest is kept for as long as the verifier would still accept it.
-    /// Not `waiting`, a replay may be thrown by the transaction's next statement that reads, or its commit.
-    private func recordTokenUse(digest: String, identity: AppleIdentity, waiting: Bool, in transaction: any StoreTransaction,
-                                now: Date) throws {
-        let acceptedUntil = identity.expiresAt.addingTimeInterval(replayLeeway)
-        guard waiting else {
-            return try transaction.recordIdentityTokenUse(tokenHash: digest, tokenExpiresAt: identity.expiresAt,
-                                                          expiresAt: acceptedUntil, now: now, otherwise: SignInFailure.tokenReplayed)
-        }
-        guard try transaction.recordIdentityTokenUse(tokenHash: digest, tokenExpiresAt: identity.expiresAt,
-                                                     expiresAt: acceptedUntil, now: now) else {
-            throw SignInFailure.tokenReplayed
         }
     }
 }

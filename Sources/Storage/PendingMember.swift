@@ -12,7 +12,7 @@ public enum MemberReference: Sendable, Equatable {
 ///
 /// Read it inside the write that made it (on its thread), or after that write returned: it is filled in before
 /// the commit, and a write's caller is answered after it.
-public final class PendingMember: @unchecked Sendable {
+final class PendingMember: @unchecked Sendable {
     private let appleSubject: String
     private var found: (user: User, created: Bool)?
     private let settle: () throws -> Void
@@ -20,11 +20,6 @@ public final class PendingMember: @unchecked Sendable {
     init(appleSubject: String, settle: @escaping () throws -> Void) {
         self.appleSubject = appleSubject
         self.settle = settle
-    }
-
-    /// A member already known, such as the one an OpenID client's code was issued for.
-    public convenience init(known user: User) {
-        self.init(user, created: false)
     }
 
     init(_ user: User, created: Bool) {
@@ -38,7 +33,7 @@ public final class PendingMember: @unchecked Sendable {
     }
 
     /// The member's row as the sign-in left it, and whether the sign-in created it.
-    public func get() throws -> (user: User, created: Bool) {
+    func get() throws -> (user: User, created: Bool) {
         if let found { return found }
         try settle()
         guard let found else {
@@ -48,7 +43,7 @@ public final class PendingMember: @unchecked Sendable {
     }
 
     /// By id once the row is known, so that a statement needs no lookup; else by Apple `sub`.
-    public var reference: MemberReference {
+    var reference: MemberReference {
         if let found { return .id(found.user.id) }
         return .appleSubject(appleSubject)
     }

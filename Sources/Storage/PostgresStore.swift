@@ -139,8 +139,8 @@ public final class PostgresStore: Store {
         switch isolation {
         case .serializable:
             try unitOfWork(begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", maximumAttempts: Self.maximumWriteAttempts, body)
-        case .readCommitted, .readCommittedSignIn:
-            try groupCommit.write(mayCoalesce: isolation == .readCommittedSignIn, body)
+        case .readCommitted:
+            try groupCommit.write(body)
         }
     }
 
@@ -154,10 +154,26 @@ public final class PostgresStore: Store {
     public func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         if isolation != .serializable {
-            return groupCommit.write(mayCoalesce: isolation == .readCommittedSignIn, body, completion: completion)
+            return groupCommit.write(body, completion: completion)
         }
         let queued = writeWorkers.run { [self] in completion(Result { try write(isolation: isolation, body) }) }
         if !queued { completion(.failure(StoreError.database("the store is closed"))) }
+    }
+
+    /// At READ COMMITTED in the group commit, where the sign-ins of one batch may go out together
+    /// (`PostgresCoalescedSignIns`).
+    public func signIn(_ write: SignInWrite) throws -> SignInOutcome {
+        try groupCommit.write(mayCoalesce: true) { try $0.write(write) }.outcome()
+    }
+
+    public func signIn(_ write: SignInWrite, completion: @escaping @Sendable (Result<SignInOutcome, any Error>) -> Void) {
+        writeMayCoalesce({ try $0.write(write) }, completion: { written in completion(Result { try written.get().outcome() }) })
+    }
+
+    /// A READ COMMITTED write whose statements may go out together with other sign-ins' (`signIn`'s).
+    func writeMayCoalesce<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+                                       completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        groupCommit.write(mayCoalesce: true, body, completion: completion)
     }
 
     deinit {

@@ -21,6 +21,14 @@ protocol SQLConnection {
                   finishing finish: @escaping ([T]) throws -> Void) throws
     /// Reads every result a finisher waits for, and runs those finishers, now.
     func settle() throws
+    // A sign-in table's row, written as `send` writes: its table's statement for one sign-in (see `SignInTables.swift`),
+    // unless the connection collects a batch's rows instead (`PostgresCoalescedSignIns.Recorder`).
+    func send(_ spend: AttemptSpend, requiring: ChangeRequirement) throws
+    func send(_ use: TokenUse, requiring: ChangeRequirement) throws
+    func send(_ opening: SessionOpening, requiring: ChangeRequirement) throws
+    /// The member found (its row locked) or inserted (`MemberSignIn`), as `query(_:_:_:finishing:)` runs it:
+    /// `finish` gets its row as stored and whether it was inserted, or nil when neither happened.
+    func findOrInsert(_ member: MemberSignIn, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws
 }
 
 /// How many rows a statement must change, and what the caller throws when it changes another number.
@@ -36,6 +44,25 @@ extension SQLConnection {
     }
 
     func settle() throws {}
+
+    // Each table named, so that its values are bound by code made for its type (specialized), as a hand-written
+    // statement's are.
+    func send(_ spend: AttemptSpend, requiring: ChangeRequirement) throws {
+        try send(AttemptSpend.table.single(for: dialect), try AttemptSpend.table.values(spend), requiring: requiring)
+    }
+
+    func send(_ use: TokenUse, requiring: ChangeRequirement) throws {
+        try send(TokenUse.table.single(for: dialect), try TokenUse.table.values(use), requiring: requiring)
+    }
+
+    func send(_ opening: SessionOpening, requiring: ChangeRequirement) throws {
+        try send(SessionOpening.table.single(for: dialect), try SessionOpening.table.values(opening), requiring: requiring)
+    }
+
+    func findOrInsert(_ member: MemberSignIn, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws {
+        try query(MemberSignIn.table.single(for: dialect), try MemberSignIn.table.values(member), MemberSignIn.decode,
+                  finishing: { try finish($0.first) })
+    }
 
     func send(_ sql: String, _ values: [SQLValue], requiring: ChangeRequirement?) throws {
         let changed = try run(sql, values)

@@ -28,12 +28,13 @@ extension SQLTransaction {
     // MARK: - Identity tokens
 
     func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool {
-        try run(SQLStatements.recordIdentityTokenUse, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)]) == 1
+        let use = try TokenUse(tokenHash: tokenHash, tokenExpiresAt: tokenExpiresAt, expiresAt: expiresAt, now: now)
+        return try run(TokenUse.table.single(for: dialect), try TokenUse.table.values(use)) == 1
     }
 
     func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date,
                                 otherwise refusal: any Error) throws {
-        try connection.send(SQLStatements.recordIdentityTokenUse, [.date(tokenExpiresAt), .text(tokenHash), .date(expiresAt), .date(now)],
+        try connection.send(try TokenUse(tokenHash: tokenHash, tokenExpiresAt: tokenExpiresAt, expiresAt: expiresAt, now: now),
                             requiring: ChangeRequirement(rows: 1, refusal: refusal))
     }
 

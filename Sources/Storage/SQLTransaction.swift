@@ -50,11 +50,12 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     }
 
     func consumeLoginAttempt(state: String, now: Date) throws -> Bool {
-        try run(SQLStatements.consumeLoginAttempt, [.date(now), .text(state)]) == 1
+        let spend = AttemptSpend(state: state, now: try StoredTime.unixSeconds(now))
+        return try run(AttemptSpend.table.single(for: dialect), try AttemptSpend.table.values(spend)) == 1
     }
 
     func consumeLoginAttempt(state: String, now: Date, otherwise refusal: any Error) throws {
-        try connection.send(SQLStatements.consumeLoginAttempt, [.date(now), .text(state)],
+        try connection.send(AttemptSpend(state: state, now: try StoredTime.unixSeconds(now)),
                             requiring: ChangeRequirement(rows: 1, refusal: refusal))
     }
 
@@ -87,6 +88,14 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
         }
         let (user, created) = try upsertAppleUserNow(profile, new, now: now)
         return PendingMember(user, created: created)
+    }
+
+    func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
+        try signInAppleUser(profile, now: now).get()
+    }
+
+    func write(_ signIn: SignInWrite) throws -> WrittenSignIn {
+        try signIn.run(in: self)
     }
 
     /// The member's lookup, transfer or insert, each statement waited for (SQLite, or a profile naming a transfer).
@@ -127,12 +136,7 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
     /// (its row as stored, and true); nil when neither, because a concurrent sign-in inserted the member after this
     /// statement's snapshot. Nothing is inserted, and no id drawn, when the member exists.
     private func findOrInsert(_ new: User, finishing finish: @escaping ((user: User, created: Bool)?) throws -> Void) throws {
-        try connection.query(SQLStatements.findOrInsertUser.text(for: dialect),
-                             [.text(new.provider), .text(new.providerUserID), .optionalText(new.email),
-                              .bool(new.isPrivateEmail), .bool(new.emailVerified), .optionalText(new.displayName),
-                              .date(new.createdAt), .date(new.updatedAt), .bool(new.emailForwardingEnabled)],
-                             { row in (user: try TableMapping.users.decode(row), created: try row.bool("created")) },
-                             finishing: { try finish($0.first) })
+        try connection.findOrInsert(MemberSignIn(user: new), finishing: finish)
     }
 
     private func lockedUser(appleSubject: String) throws -> User? {
@@ -188,14 +192,16 @@ struct SQLTransaction<Connection: SQLConnection>: StoreTransaction {
 
     func insertSession(idHash: String, of member: MemberReference, flow: String, nonceVerified: Bool,
                        createdAt: Date, expiresAt: Date) throws {
-        let (id, flow, verified) = (SQLValue.text(idHash), SQLValue.text(flow), SQLValue.bool(nonceVerified))
+        let (id, flowValue, verified) = (SQLValue.text(idHash), SQLValue.text(flow), SQLValue.bool(nonceVerified))
         let (created, expires) = (try SQLValue.date(createdAt), try SQLValue.date(expiresAt))
         switch member {
         case let .id(userID):
-            try connection.send(SQLStatements.insertSessionOfID, [id, flow, verified, created, expires, .integer(userID)])
+            try connection.send(SQLStatements.insertSessionOfID, [id, flowValue, verified, created, expires, .integer(userID)])
         case let .appleSubject(subject):
-            try connection.send(SQLStatements.insertSessionOfAppleSubject,
-                                [id, flow, verified, created, expires, .text(User.appleProvider), .text(subject)],
+            try connection.send(SessionOpening(idHash: idHash, flow: flow, nonceVerified: nonceVerified,
+                                               createdAt: try StoredTime.unixSeconds(createdAt),
+                                               expiresAt: try StoredTime.unixSeconds(expiresAt),
+                                               provider: User.appleProvider, subject: subject),
                                 requiring: ChangeRequirement(
                 rows: 1, refusal: StoreError.conflict("a session for a member that does not exist")))
         }
@@ -237,23 +243,6 @@ final class UpdatedMembers {
 /// Statements made once rather than on every call: joins whose column lists come from the mappings, and
 /// statements with a dialect fragment. (A generic type cannot hold static stored properties.)
 enum SQLStatements {
-    /// The callback runs it for every sign-in. The attempt's columns keep their names.
-    static let consumeLoginAttempt = """
-        UPDATE login_attempts SET consumed_at = $1
-        WHERE state = $2 AND consumed_at IS NULL AND expires_at > $1
-        """
-
-    /// One statement (one round trip on PostgreSQL). It inserts nothing while a record from before migration 9, in
-    /// the table keyed by digest alone, is unexpired (that table is empty once those have expired). The upsert
-    /// changes nothing (0 rows) exactly when an unexpired record exists.
-    static let recordIdentityTokenUse = """
-        INSERT INTO identity_token_uses (token_expires_at, token_hash, expires_at)
-        SELECT $1, $2, $3 WHERE NOT EXISTS (
-            SELECT 1 FROM used_identity_tokens WHERE token_hash = $2 AND expires_at > $4)
-        ON CONFLICT (token_expires_at, token_hash) DO UPDATE SET expires_at = excluded.expires_at
-        WHERE identity_token_uses.expires_at <= $4
-        """
-
     static let loginAttemptWithAuthorization = """
         SELECT \(TableMapping.loginAttempts.selectList()),
                \(TableMapping.providerAuthorizations.selectList(prefix: "authorization_"))
@@ -264,12 +253,6 @@ enum SQLStatements {
     static let insertSessionOfID = """
         INSERT INTO sessions (id_hash, flow, nonce_verified, created_at, expires_at, user_id)
         VALUES ($1, $2, $3, $4, $5, $6)
-        """
-
-    /// The member's id found by the statement itself: one a sign-in's earlier statement inserted or locked.
-    static let insertSessionOfAppleSubject = """
-        INSERT INTO sessions (id_hash, flow, nonce_verified, created_at, expires_at, user_id)
-        SELECT $1, $2, $3, $4, $5, id FROM users WHERE provider = $6 AND provider_user_id = $7
         """
 
     /// Every sign-in looks its member up first, and every session page by id: their text is made once.
@@ -290,24 +273,6 @@ enum SQLStatements {
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
         ON CONFLICT (provider, provider_user_id) DO NOTHING\(dialect.returningID)
         """
-    }
-
-    /// `userByProviderIDForUpdate` and `insertUser` as one statement, for dialects that `insertsInsideWITH`. Both parts
-    /// see one snapshot: a member inserted by a transaction that commits after it is found by neither, and the insert
-    /// then waits for that commit and does nothing.
-    static let findOrInsertUser = DialectStatement { dialect in
-        let columns = TableMapping.users.columnList
-        return """
-            WITH found AS (\(userByProviderIDForUpdate.text(for: dialect))),
-            inserted AS (
-                INSERT INTO users (provider, provider_user_id, email, is_private_email, email_verified,
-                                   display_name, created_at, updated_at, email_forwarding_enabled)
-                SELECT $1, $2, CAST($3 AS TEXT), $4, $5, CAST($6 AS TEXT), $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM found)
-                ON CONFLICT (provider, provider_user_id) DO NOTHING
-                RETURNING \(columns))
-            SELECT \(columns), \(dialect.flagLiteral(false)) AS created FROM found
-            UNION ALL SELECT \(columns), \(dialect.flagLiteral(true)) AS created FROM inserted
-            """
     }
 
     /// Rows whose `expires_at` has passed, table by table. A used identity token's record is keyed by the token's

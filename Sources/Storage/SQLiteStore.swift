@@ -102,6 +102,14 @@ public final class SQLiteStore: Store {
 
     /// Runs `body` in a savepoint of a transaction it may share with concurrent writes;
     /// returns once that transaction committed (see `SQLiteGroupCommit`).
+    public func signIn(_ write: SignInWrite) throws -> SignInOutcome {
+        try self.write { try $0.write(write) }.outcome()
+    }
+
+    public func signIn(_ write: SignInWrite, completion: @escaping @Sendable (Result<SignInOutcome, any Error>) -> Void) {
+        self.write({ try $0.write(write) }, completion: { written in completion(Result { try written.get().outcome() }) })
+    }
+
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try writer.write(body)
     }

@@ -5,7 +5,16 @@ import Foundation
 ///
 /// Implementations must keep the same semantics on every backend: times are stored as
 /// whole unix seconds, "expired" means `expiresAt <= now`.
-public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransaction, WebhookOutboxTransaction {
+///
+/// It is only the composition of the roles below, each sized to what one kind of caller uses (as ory/fosite sizes
+/// storage per handler): a function that needs one role takes that role, not the whole transaction.
+public protocol StoreTransaction: LoginAttemptTransaction, SignInTransaction, SessionTransaction, MemberTransaction,
+                                  AppleServerSideTransaction, RelayedCodeTransaction, MemberAdministrationTransaction,
+                                  RateLimitTransaction, HousekeepingTransaction, OpenIDProviderTransaction,
+                                  MemberGroupsTransaction, WebhookOutboxTransaction {}
+
+/// The proofs a sign-in spends: the web callback's login attempts and the native API's nonces.
+public protocol LoginAttemptTransaction {
     func insertLoginAttempt(_ attempt: LoginAttempt) throws
     func loginAttempt(state: String) throws -> LoginAttempt?
     /// The login attempt and the OpenID provider authorization it carries, if any, in one statement (what the
@@ -16,13 +25,59 @@ public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransac
     /// `consumeLoginAttempt`, throwing `refusal` where it would return false. The store may throw it as late as
     /// the transaction's next statement that reads, or its commit: the work in between is rolled back with it.
     func consumeLoginAttempt(state: String, now: Date, otherwise refusal: any Error) throws
+    func insertAPINonce(_ nonce: APINonce) throws
+    /// Atomic like `consumeLoginAttempt`: `.consumed` for exactly one caller.
+    func consumeAPINonce(_ nonce: String, now: Date) throws -> APINonceOutcome
+}
 
+/// What only a sign-in writes: its identity token remembered against replay, and its member found or created. With the
+/// proof it spends, the session it opens and Apple's token it keeps, it is a sign-in's transaction, which a caller hands
+/// to the store as one value (`SignInWrite`, `Store.signIn`).
+public protocol SignInTransaction {
     /// Finds the user by `(provider: "apple", providerUserID: sub)` — never by email —
     /// or creates it. See `User.applyingSignIn` for what a later sign-in updates. An unknown `sub` whose profile
     /// carries a `transferSub` recorded for a member not moved yet is that member, moved to the new `sub`.
-    /// Its outcome may be learnt as late as the commit (see `PendingMember`): what else the sign-in writes names the
-    /// member by `reference`; `upsertAppleUser` waits for it.
-    func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember
+    /// (A sign-in's transaction does this as part of `Store.signIn`.)
+    func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool)
+    /// Writes a sign-in's rows in this transaction: what `Store.signIn` runs. A caller hands the `SignInWrite` to
+    /// `Store.signIn` instead.
+    func write(_ signIn: SignInWrite) throws -> WrittenSignIn
+    /// Remembers an accepted identity token (by hash) until `expiresAt`. True the first
+    /// time; false while an earlier, unexpired record exists (a replay). An expired
+    /// record is replaced. `tokenExpiresAt` is the token's own `exp` claim: the same
+    /// for every use of one token.
+    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool
+    /// `recordIdentityTokenUse`, throwing `refusal` where it would return false, as late as
+    /// `consumeLoginAttempt(state:now:otherwise:)` may.
+    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date,
+                                otherwise refusal: any Error) throws
+}
+
+/// Sessions and the refresh tokens that keep an app's or a client's session going.
+public protocol SessionTransaction {
+    /// A new session of the member `member` names, whose id may not be known yet.
+    func insertSession(idHash: String, of member: MemberReference, flow: String, nonceVerified: Bool,
+                       createdAt: Date, expiresAt: Date) throws
+    /// Nil when the session is missing or expired.
+    func session(idHash: String, now: Date) throws -> (session: Session, user: User)?
+    @discardableResult func deleteSession(idHash: String) throws -> Bool
+    /// Every session of the user, whatever its flow, and by cascade their refresh
+    /// tokens. Returns how many sessions went.
+    @discardableResult func deleteSessions(userID: Int64) throws -> Int
+    /// Throws `.conflict` unless the session exists and belongs to `token.userID`.
+    func insertRefreshToken(_ token: RefreshToken) throws
+    /// Atomic: of concurrent callers presenting the same token, exactly one gets
+    /// `.rotated`. A token whose session has expired counts as expired.
+    func rotateRefreshToken(tokenHash: String, now: Date) throws -> RefreshRotation
+    /// Deletes every token of the family and the session(s) they belong to; returns how
+    /// many tokens of the family went. The tokens are kept as tombstones until they expire
+    /// (or their user is deleted): presented again, each rotates to `.reused` when the family was
+    /// revoked `becauseReused`, else to `.revoked`.
+    @discardableResult func revokeRefreshFamily(_ familyID: String, becauseReused: Bool) throws -> Int
+}
+
+/// Members (users) by id or Apple `sub`: what a session page, an account deletion or Apple's notifications read and change.
+public protocol MemberTransaction {
     func user(id: Int64) throws -> User?
     /// The user Apple's server-to-server notifications name by `sub`;
     /// `user(providerUserID:)` assumes the Apple provider.
@@ -34,53 +89,11 @@ public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransac
     /// Apple's `email-disabled` / `email-enabled` events. Does nothing for an unknown
     /// user; `updatedAt` moves only when the flag changes.
     func setEmailForwarding(userID: Int64, isPrivateEmailEnabled: Bool, now: Date) throws
+}
 
-    /// A new session of the member `member` names, whose id may not be known yet.
-    func insertSession(idHash: String, of member: MemberReference, flow: String, nonceVerified: Bool,
-                       createdAt: Date, expiresAt: Date) throws
-    /// Nil when the session is missing or expired.
-    func session(idHash: String, now: Date) throws -> (session: Session, user: User)?
-    @discardableResult func deleteSession(idHash: String) throws -> Bool
-    /// Every session of the user, whatever its flow, and by cascade their refresh
-    /// tokens. Returns how many sessions went.
-    @discardableResult func deleteSessions(userID: Int64) throws -> Int
-
-    // MARK: - Native JSON API
-
-    func insertAPINonce(_ nonce: APINonce) throws
-    /// Atomic like `consumeLoginAttempt`: `.consumed` for exactly one caller.
-    func consumeAPINonce(_ nonce: String, now: Date) throws -> APINonceOutcome
-    /// Remembers an accepted identity token (by hash) until `expiresAt`. True the first
-    /// time; false while an earlier, unexpired record exists (a replay). An expired
-    /// record is replaced. `tokenExpiresAt` is the token's own `exp` claim: the same
-    /// for every use of one token.
-    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date) throws -> Bool
-    /// `recordIdentityTokenUse`, throwing `refusal` where it would return false, as late as
-    /// `consumeLoginAttempt(state:now:otherwise:)` may.
-    func recordIdentityTokenUse(tokenHash: String, tokenExpiresAt: Date, expiresAt: Date, now: Date,
-                                otherwise refusal: any Error) throws
-    /// Throws `.conflict` unless the session exists and belongs to `token.userID`.
-    func insertRefreshToken(_ token: RefreshToken) throws
-    /// Atomic: of concurrent callers presenting the same token, exactly one gets
-    /// `.rotated`. A token whose session has expired counts as expired.
-    func rotateRefreshToken(tokenHash: String, now: Date) throws -> RefreshRotation
-    /// Deletes every token of the family and the session(s) they belong to; returns how
-    /// many tokens of the family went. The tokens are kept as tombstones until they expire
-    /// (or their user is deleted): presented again, each rotates to `.reused` when the family was
-    /// revoked `becauseReused`, else to `.revoked`.
-    @discardableResult func revokeRefreshFamily(_ familyID: String, becauseReused: Bool) throws -> Int
-
-    // MARK: - Codes the Android relay handed over
-
-    /// Remembers that the code of digest `codeHash` was relayed from `redirectURI` (the relay's URL, which Apple issued
-    /// it for) until `expiresAt`. A digest already recorded keeps its first record.
-    func recordRelayedCode(codeHash: String, redirectURI: String, expiresAt: Date) throws
-    /// The redirect URI a code of digest `codeHash` was relayed from, while its record lives; nil for a code the relay
-    /// did not hand over.
-    func relayedCodeRedirectURI(codeHash: String, now: Date) throws -> String?
-
-    // MARK: - Apple's server side
-
+/// Apple's server side: the refresh token kept per member, the queue of revocations Apple has yet to take, and the
+/// server-to-server notifications already seen.
+public protocol AppleServerSideTransaction {
     /// One per user, replaced on every code exchange.
     func upsertAppleToken(_ record: AppleTokenRecord) throws
     func appleToken(userID: Int64) throws -> AppleTokenRecord?
@@ -100,9 +113,25 @@ public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransac
     /// True the first time a notification `jti` is seen: Apple may deliver an event
     /// more than once.
     func recordNotification(jti: String, now: Date) throws -> Bool
+    /// Like `dueRevocations`, but claims them: each returned item is not due again before
+    /// `claimedUntil`, so another instance calling this meanwhile never gets it (on
+    /// PostgreSQL `FOR UPDATE SKIP LOCKED`). Complete or postpone each claimed item.
+    func claimDueRevocations(now: Date, limit: Int, claimedUntil: Date) throws -> [PendingRevocation]
+}
 
-    // MARK: - Member requests (`members find`, `members export`; see `memberRecords(userID:)`)
+/// Codes the Android relay handed over.
+public protocol RelayedCodeTransaction {
+    /// Remembers that the code of digest `codeHash` was relayed from `redirectURI` (the relay's URL, which Apple issued
+    /// it for) until `expiresAt`. A digest already recorded keeps its first record.
+    func recordRelayedCode(codeHash: String, redirectURI: String, expiresAt: Date) throws
+    /// The redirect URI a code of digest `codeHash` was relayed from, while its record lives; nil for a code the relay
+    /// did not hand over.
+    func relayedCodeRedirectURI(codeHash: String, now: Date) throws -> String?
+}
 
+/// What the operator's commands read and change: a member's records (`members find`, `members export`; see
+/// `memberRecords(userID:)`) and moving the app to another Apple developer team (docs/app-transfer.md).
+public protocol MemberAdministrationTransaction {
     /// Every member whose email is `email` up to ASCII case, lowest id first. There may be several: Apple's email
     /// claim is not unique over time (an address can move to another Apple ID), and members are keyed by `sub`.
     func users(email: String) throws -> [User]
@@ -116,9 +145,6 @@ public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransac
     func providerGrants(userID: Int64) throws -> [ProviderGrant]
     /// The OpenID provider's authorization codes issued for the user and not swept yet, oldest first.
     func authorizationCodes(userID: Int64) throws -> [AuthorizationCodeRecord]
-
-    // MARK: - Moving the app to another Apple developer team (docs/app-transfer.md)
-
     /// Up to `limit` members with an id above `afterUserID` and no transfer identifier recorded for `targetTeam`,
     /// in id order.
     func membersAwaitingTransferExport(targetTeam: String, afterUserID: Int64, limit: Int) throws -> [User]
@@ -137,12 +163,11 @@ public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransac
                                 now: Date) throws -> TransferImportOutcome
     /// Keeps why Apple could not move the member (its error code); the transfer stays pending.
     func recordTransferImportFailure(userID: Int64, failure: String) throws
+}
 
-    // MARK: - Shared across instances (rate limits, leases, revocation claims)
-    //
-    // What several instances on one database must agree on. Every backend implements these;
-    // on SQLite its single writer already serialises them.
-
+/// Rate limits shared across instances: what several instances on one database must agree on. On SQLite its single
+/// writer already serialises them.
+public protocol RateLimitTransaction {
     /// One request of `key` against a shared rate limit, in one upsert (GCRA: the bucket is
     /// the time at which it is empty again). Admits at most `burst` requests at once and
     /// one per `interval` after that, however many instances ask. A refused request changes
@@ -150,38 +175,34 @@ public protocol StoreTransaction: OpenIDProviderTransaction, MemberGroupsTransac
     func admitRateLimited(key: String, now: Date, interval: TimeInterval, burst: Int) throws -> Bool
     /// Removes buckets that are full again (idle clients); returns how many went.
     @discardableResult func deleteIdleRateLimits(now: Date) throws -> Int
+}
+
+/// The sweeper's: one instance at a time (a lease), removing what expired.
+public protocol HousekeepingTransaction {
     /// Takes or renews the lease `name` for `holder` until `until` when it is free, expired
     /// or already `holder`'s. True when `holder` holds it now. For work one instance at a
     /// time should do (the sweeper).
     func acquireLease(name: String, holder: String, now: Date, until: Date) throws -> Bool
-    /// Like `dueRevocations`, but claims them: each returned item is not due again before
-    /// `claimedUntil`, so another instance calling this meanwhile never gets it (on
-    /// PostgreSQL `FOR UPDATE SKIP LOCKED`). Complete or postpone each claimed item.
-    func claimDueRevocations(now: Date, limit: Int, claimedUntil: Date) throws -> [PendingRevocation]
-
     /// Removes expired login attempts, API nonces, identity token records, refresh
     /// tokens (revoked ones included) and sessions, and notification ids older than 30 days; returns how many
     /// rows went (rows removed by cascade not counted).
     @discardableResult func deleteExpired(now: Date) throws -> Int
 }
 
-extension StoreTransaction {
+extension SessionTransaction {
     /// A family revoked because one of its tokens was presented again.
     @discardableResult
     public func revokeRefreshFamily(_ familyID: String) throws -> Int {
         try revokeRefreshFamily(familyID, becauseReused: true)
     }
 
-    /// `signInAppleUser`, its outcome waited for.
-    public func upsertAppleUser(_ profile: AppleUserProfile, now: Date) throws -> (user: User, created: Bool) {
-        try signInAppleUser(profile, now: now).get()
-    }
-
     public func insertSession(_ session: Session) throws {
         try insertSession(idHash: session.idHash, of: .id(session.userID), flow: session.flow,
                           nonceVerified: session.nonceVerified, createdAt: session.createdAt, expiresAt: session.expiresAt)
     }
+}
 
+extension MemberTransaction {
     /// `user(provider: "apple", providerUserID:)`. A protocol requirement cannot carry
     /// a default argument, so this stands in for one.
     public func user(providerUserID: String) throws -> User? {
@@ -203,10 +224,6 @@ public enum WriteIsolation: Sendable {
     /// sharing index pages (PostgreSQL's predicate locks are per page), and run them again. Such writes that wait
     /// together share one transaction on PostgreSQL, run in turn (`PostgresGroupCommit`), as every write does on SQLite.
     case readCommitted
-    /// `readCommitted` for a sign-in's transaction. On PostgreSQL the sign-ins of one batch may then go out together,
-    /// one statement for each kind of write (`PostgresCoalescedSignIns`); the group commit tries that only with writes
-    /// that ask for it, as it has to run their closures once more to find out.
-    case readCommittedSignIn
 }
 
 /// A database. Thread-safe; calls block the calling thread.
@@ -254,6 +271,16 @@ public protocol Store: Sendable {
     /// The same without waiting, as `write(_:completion:)`.
     func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// A sign-in's one transaction (see `SignInWrite`): committed, or a refusal the write names, or a store failure.
+    /// Every rule of it is one conditional statement on the row it guards (the attempt or nonce spent by an
+    /// `UPDATE … WHERE consumed_at IS NULL`, the token recorded by an upsert that refuses an unexpired record, the
+    /// member found with its row locked or inserted on its unique key, the session inserted), so on PostgreSQL it runs
+    /// at READ COMMITTED with other such writes, and sign-ins that arrive together may go out together: at
+    /// SERIALIZABLE, sign-ins of different people conflicted over shared index pages and ran again (0.2 retries a
+    /// sign-in with one instance, 0.4 with two).
+    func signIn(_ write: SignInWrite) throws -> SignInOutcome
+    /// The same without waiting, as `write(_:completion:)`.
+    func signIn(_ write: SignInWrite, completion: @escaping @Sendable (Result<SignInOutcome, any Error>) -> Void)
 }
 
 /// Writes of several callers that shared one transaction: every write on SQLite (its one writer), the READ COMMITTED

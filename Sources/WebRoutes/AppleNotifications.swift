@@ -59,7 +59,9 @@ package struct AppleNotifications: Sendable {
         }
     }
 
-    private func apply(_ notification: AppleServerNotification, in transaction: any StoreTransaction, now: Date) throws -> Result {
+    private func apply(_ notification: AppleServerNotification,
+                       in transaction: any AppleServerSideTransaction & MemberTransaction & SessionTransaction & WebhookOutboxTransaction,
+                       now: Date) throws -> Result {
         guard try transaction.recordNotification(jti: notification.jti, now: now) else { return .duplicate }
         guard let user = try transaction.user(providerUserID: notification.subject) else { return .unknownUser }
         switch notification.type {

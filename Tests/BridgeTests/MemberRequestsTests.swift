@@ -218,8 +218,8 @@ struct MemberRequestsTests {
                 let user = try transaction.upsertAppleUser(AppleUserProfile(
                     sub: Seed.sub, email: Seed.email, emailVerified: true, isPrivateEmail: false, displayName: "Kim Min-ji"),
                     now: now).user
-                _ = try issuer.open(browser, member: PendingMember(known: user), flow: "web", nonceVerified: true, in: transaction, now: now)
-                _ = try issuer.open(app, member: PendingMember(known: user), flow: "api", nonceVerified: false, in: transaction, now: now + 1)
+                _ = try issuer.open(browser, userID: user.id, flow: "web", nonceVerified: true, in: transaction, now: now)
+                _ = try issuer.open(app, userID: user.id, flow: "api", nonceVerified: false, in: transaction, now: now + 1)
                 try transaction.upsertAppleToken(AppleTokenRecord(userID: user.id, clientID: BridgeHarness.bundleID,
                                                                   encryptedRefreshToken: sealed, updatedAt: now))
                 return user

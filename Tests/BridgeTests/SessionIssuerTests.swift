@@ -45,9 +45,8 @@ struct SessionIssuerTests {
             return try store.write { transaction in
                 let profile = AppleUserProfile(sub: "001234.sessions", email: nil, emailVerified: false, isPrivateEmail: false,
                                                displayName: nil)
-                let member = try transaction.signInAppleUser(profile, now: now)
-                let user = try member.get().user
-                let opened = try issuer.open(new, member: member, flow: client == nil ? "api" : "openid", nonceVerified: true,
+                let user = try transaction.upsertAppleUser(profile, now: now).user
+                let opened = try issuer.open(new, userID: user.id, flow: client == nil ? "api" : "openid", nonceVerified: true,
                                              in: transaction, now: now)
                 if let client, let familyID = opened.refresh?.familyID {
                     try transaction.insertProviderGrant(ProviderGrant(familyID: familyID, clientID: client, userID: user.id,

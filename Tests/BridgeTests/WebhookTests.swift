@@ -23,20 +23,19 @@ final class WebhookReceiver: Sendable {
     }
 
     let secret = WebhookSecret.generate()
-    private let received = Mutex<[Delivery]>([])
-    private let refusals: Mutex<Int>
+    private let state: ReceiverState
     private let listener: MicroHTTPDListener
-    private let delay: TimeInterval
     var url: String { "http://127.0.0.1:\(listener.port)/hooks/bridge" }
 
+    /// The listener's handler holds only the state, never the receiver: were it to hold the receiver while a test
+    /// let go of it, the receiver's deinit would stop the listener from the listener's own thread, and
+    /// libmicrohttpd aborts the process ("Failed to join a thread").
     init(refusing: Int = 0, delay: TimeInterval = 0) throws {
-        refusals = Mutex(refusing)
-        self.delay = delay
-        let box = ReceiverBox()
+        let state = ReceiverState(refusing: refusing, delay: delay)
+        self.state = state
         listener = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
-                                      responder: ClosureResponder { request in try box.receiver?.receive(request) ?? .text("", status: 500) },
+                                      responder: ClosureResponder { request in state.receive(request) },
                                       logger: .silent)
-        box.receiver = self
         try listener.start()
     }
 
@@ -49,19 +48,7 @@ final class WebhookReceiver: Sendable {
         return settings
     }
 
-    private func receive(_ request: Request) throws -> Response {
-        let delivery = Delivery(id: request.headers["webhook-id"] ?? "", timestamp: request.headers["webhook-timestamp"] ?? "",
-                                signature: request.headers["webhook-signature"] ?? "", body: request.body)
-        received.withLock { $0.append(delivery) }
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-        let refuse = refusals.withLock { left -> Bool in
-            defer { left = max(0, left - 1) }
-            return left > 0
-        }
-        return refuse ? .text("busy\n", status: 503) : Response(status: 204)
-    }
-
-    var deliveries: [Delivery] { received.withLock { $0 } }
+    var deliveries: [Delivery] { state.received.withLock { $0 } }
 
     /// Waits until `count` deliveries arrived; each must carry a valid signature of its id, timestamp and body.
     @discardableResult
@@ -83,8 +70,29 @@ final class WebhookReceiver: Sendable {
     }
 }
 
-private final class ReceiverBox: @unchecked Sendable {
-    weak var receiver: WebhookReceiver?
+/// What the receiver's listener thread touches: the deliveries so far and how to answer the next.
+private final class ReceiverState: Sendable {
+    let received = Mutex<[WebhookReceiver.Delivery]>([])
+    private let refusals: Mutex<Int>
+    private let delay: TimeInterval
+
+    init(refusing: Int, delay: TimeInterval) {
+        refusals = Mutex(refusing)
+        self.delay = delay
+    }
+
+    func receive(_ request: Request) -> Response {
+        let delivery = WebhookReceiver.Delivery(
+            id: request.headers["webhook-id"] ?? "", timestamp: request.headers["webhook-timestamp"] ?? "",
+            signature: request.headers["webhook-signature"] ?? "", body: request.body)
+        received.withLock { $0.append(delivery) }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        let refuse = refusals.withLock { left -> Bool in
+            defer { left = max(0, left - 1) }
+            return left > 0
+        }
+        return refuse ? .text("busy\n", status: 503) : Response(status: 204)
+    }
 }
 
 @Suite("Webhooks to the operator's backend", .serialized)

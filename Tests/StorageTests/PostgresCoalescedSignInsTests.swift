@@ -24,7 +24,7 @@ extension PostgresStoreTests.GroupCommit {
         static func queue(_ store: PostgresStore, _ index: Int, _ profile: AppleUserProfile, now: Date = t0,
                           _ answered: DispatchGroup, take: @escaping @Sendable (Result<PendingMember, any Error>) -> Void) {
             answered.enter()
-            store.write(isolation: .readCommittedSignIn, { tx in
+            store.writeMayCoalesce({ tx in
                 try tx.consumeLoginAttempt(state: "state-\(index)", now: now, otherwise: Refused(why: "attempt"))
                 try tx.recordIdentityTokenUse(tokenHash: "token-\(index)", tokenExpiresAt: now + 600, expiresAt: now + 900,
                                               now: now, otherwise: Refused(why: "token"))
@@ -202,13 +202,13 @@ extension PostgresStoreTests.GroupCommit {
                 let connection = try PostgresConnection(conninfo: url.connectionString, defaults: [:])
                 try connection.execute("SET plan_cache_mode = force_generic_plan")
                 let statements = [
-                    (PostgresCoalescedSignIns.spendAttempts, "1, ARRAY['s']"),
-                    (PostgresCoalescedSignIns.recordTokenUses, "ARRAY[1::int8], ARRAY['h'], ARRAY[2::int8], 1"),
-                    (PostgresCoalescedSignIns.findOrInsertMembers, """
+                    (AttemptSpend.table.batch, "1, ARRAY['s']"),
+                    (TokenUse.table.batch, "ARRAY[1::int8], ARRAY['h'], ARRAY[2::int8], 1"),
+                    (MemberSignIn.table.batch, """
                         ARRAY['apple'], ARRAY['x'], ARRAY[NULL::text], ARRAY[true], ARRAY[true], ARRAY[NULL::text],
                         ARRAY[1::int8], ARRAY[1::int8], ARRAY[true]
                         """),
-                    (PostgresCoalescedSignIns.insertSessions,
+                    (SessionOpening.table.batch,
                      "ARRAY['q'], ARRAY['web'], ARRAY[true], ARRAY[1::int8], ARRAY[1::int8], ARRAY['apple'], ARRAY['x']"),
                 ]
                 for (index, (sql, arguments)) in statements.enumerated() {

@@ -8,23 +8,29 @@ extension PostgresStoreTests.GroupCommit {
     /// as that sign-in left it.
     static func queueSignIn(_ store: PostgresStore, _ index: Int, _ profile: AppleUserProfile, _ answered: DispatchGroup,
                             _ outcomes: Collected<(Int, Result<(user: User, created: Bool), any Error>)>,
-                            isolation: WriteIsolation = .readCommitted) {
+                            mayCoalesce: Bool = false) {
         answered.enter()
-        store.write(isolation: isolation, { tx in
+        let body: @Sendable (any StoreTransaction) throws -> PendingMember = { tx in
             let member = try tx.signInAppleUser(profile, now: t0 + Double(index + 1))
             try tx.insertSession(idHash: "session-\(index)", of: member.reference, flow: "web", nonceVerified: true,
                                  createdAt: t0, expiresAt: t0 + 3600)
             return member
-        }, completion: { written in
+        }
+        let completion: @Sendable (Result<PendingMember, any Error>) -> Void = { written in
             outcomes.append((index, Result { try written.get().get() }))
             answered.leave()
-        })
+        }
+        if mayCoalesce {
+            store.writeMayCoalesce(body, completion: completion)
+        } else {
+            store.write(isolation: .readCommitted, body, completion: completion)
+        }
     }
 
-    /// With `readCommittedSignIn` too, which does not coalesce two sign-ins of one member.
+    /// Also as sign-ins the group commit may coalesce, which it does not do with two sign-ins of one member.
     @Test("two sign-ins of one member in one batch update it as if they ran in turn, each seeing the other's change",
-          arguments: [WriteIsolation.readCommitted, .readCommittedSignIn])
-    func sameMemberTwiceInABatch(isolation: WriteIsolation) throws {
+          arguments: [false, true])
+    func sameMemberTwiceInABatch(mayCoalesce: Bool) throws {
         try withFreshPostgresDatabase { url in
             let store = try Self.migratedStore(url)
             let existing = try store.write { try $0.upsertAppleUser(appleProfile(sub: "001.twice", email: "old@example.com"), now: t0) }.user
@@ -33,9 +39,9 @@ extension PostgresStoreTests.GroupCommit {
                 // The first brings a new address and the name; the second an older token, with the first address
                 // and another name, which must not replace the one the first stored.
                 Self.queueSignIn(store, 0, appleProfile(sub: "001.twice", email: "new@example.com", name: "Ada"), answered, outcomes,
-                                 isolation: isolation)
+                                 mayCoalesce: mayCoalesce)
                 Self.queueSignIn(store, 1, appleProfile(sub: "001.twice", email: "old@example.com", name: "Bob"), answered, outcomes,
-                                 isolation: isolation)
+                                 mayCoalesce: mayCoalesce)
             }
             let seen = try outcomes.all.sorted { $0.0 < $1.0 }.map { index, outcome in
                 let (user, created) = try outcome.get()
@@ -50,16 +56,16 @@ extension PostgresStoreTests.GroupCommit {
     }
 
     @Test("a new member signing in twice in one batch is created by the first and found by the second, with a session each",
-          arguments: [WriteIsolation.readCommitted, .readCommittedSignIn])
-    func newMemberTwiceInABatch(isolation: WriteIsolation) throws {
+          arguments: [false, true])
+    func newMemberTwiceInABatch(mayCoalesce: Bool) throws {
         try withFreshPostgresDatabase { url in
             let store = try Self.migratedStore(url)
             let outcomes = Collected<(Int, Result<(user: User, created: Bool), any Error>)>()
             Self.heldBatch(store, others: 3) { answered in
                 Self.queueSignIn(store, 0, appleProfile(sub: "001.fresh", email: "a@example.com"), answered, outcomes,
-                                 isolation: isolation)
-                Self.queueSignIn(store, 1, appleProfile(sub: "001.other"), answered, outcomes, isolation: isolation)
-                Self.queueSignIn(store, 2, appleProfile(sub: "001.fresh", name: "Ada"), answered, outcomes, isolation: isolation)
+                                 mayCoalesce: mayCoalesce)
+                Self.queueSignIn(store, 1, appleProfile(sub: "001.other"), answered, outcomes, mayCoalesce: mayCoalesce)
+                Self.queueSignIn(store, 2, appleProfile(sub: "001.fresh", name: "Ada"), answered, outcomes, mayCoalesce: mayCoalesce)
             }
             let members = try outcomes.all.sorted { $0.0 < $1.0 }.map { try $0.1.get() }
             #expect(members.map(\.created) == [true, true, false])

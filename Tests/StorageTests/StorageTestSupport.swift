@@ -154,3 +154,16 @@ final class Collected<Element: Sendable>: Sendable {
         items.withLock { $0 }
     }
 }
+
+extension StoreTransaction {
+    /// A sign-in's member step alone, as `SignInWrite` takes it (its row learnt by the commit at the latest), for
+    /// tests of the statements around it.
+    func signInAppleUser(_ profile: AppleUserProfile, now: Date) throws -> PendingMember {
+        if let sqlite = self as? SQLTransaction<SQLiteConnection> { return try sqlite.signInAppleUser(profile, now: now) }
+        if let postgres = self as? SQLTransaction<PostgresSession> { return try postgres.signInAppleUser(profile, now: now) }
+        if let recorded = self as? SQLTransaction<PostgresCoalescedSignIns.Recorder> {
+            return try recorded.signInAppleUser(profile, now: now)
+        }
+        throw StoreError.database("not a SQL store's transaction")
+    }
+}

@@ -1,11 +1,12 @@
 # Sourced by scripts/bench: PostgreSQL alone under pgbench, with the sign-in's statements as the bridge sends them
-# (Benchmarks/postgres/signin.sql), grouped as its group commit sends them, and coalesced (coalesced-signin-sql.sh).
+# (`signin-sql single`), grouped as its group commit sends them, and coalesced (`signin-sql coalesced N`): both printed
+# from the store's declarations (Sources/Storage/SignInTables.swift).
 
-# grouped_script N: Benchmarks/postgres/signin.sql's sign-in N times in one transaction, as PostgresGroupCommit sends
-# them: the first's BEGIN and first round trip, then each session with the next sign-in's first round trip, then the
-# last session with the COMMIT. Each sign-in draws its own variables (a becomes a_1 … a_N).
+# grouped_script N SIGNIN_SQL: the sign-in of SIGNIN_SQL (`signin-sql single`) N times in one transaction, as
+# PostgresGroupCommit sends them: the first's BEGIN and first round trip, then each session with the next sign-in's
+# first round trip, then the last session with the COMMIT. Each sign-in draws its own variables (a becomes a_1 … a_N).
 grouped_script() {
-    local n=$1 i source=Benchmarks/postgres/signin.sql first second
+    local n=$1 i source=$2 first second
     first=$(awk '/^\\startpipeline/ {p++; next} /^\\endpipeline/ {next} p == 1 && !/^BEGIN/' "$source")
     second=$(awk '/^\\startpipeline/ {p++; next} /^\\endpipeline/ {next} p == 2 && !/^COMMIT/' "$source")
     for ((i = 1; i <= n; i++)); do grep '^\\set' "$source" | numbered_variables_and_uses $i; done
@@ -25,25 +26,8 @@ numbered_variables_and_uses() { sed -E -e "s/:([atu])\b/:\1_$1/g" -e "s/^\\\\set
 
 # coalesced_script N: the same N sign-ins as PostgresCoalescedSignIns sends a batch of them (its statements, with
 # ARRAY[...] of pgbench's variables where the bridge binds arrays): the BEGIN, the lock timeout and one statement per
-# kind of write in one round trip, the COMMIT in a second.
-coalesced_script() {
-    local n=$1 i source=Benchmarks/postgres/signin.sql
-    for ((i = 1; i <= n; i++)); do grep '^\\set' "$source" | numbered_variables $i; done
-    local states tokens subs sessions
-    states=$(list "'pgbench-st' || :a_@")
-    tokens=$(list "'pgbench-token' || :t_@ || '-' || :client_id")
-    subs=$(list "'pgbench-sub' || :u_@ || '-' || :client_id")
-    sessions=$(list "'pgbench-session' || :u_@ || '-' || :client_id || '-' || :t_@")
-    coalesced_signin_sql
-}
-# numbered_variables N: pgbench's variables a, t and u set as a_N, t_N and u_N.
-numbered_variables() { sed -E -e "s/^\\\\set ([atu]) /\\\\set \1_$1 /"; }
-# list TEMPLATE [CAST]: ARRAY[each of coalesced_script's n sign-ins' TEMPLATE with @ as its number]CAST
-list() {
-    local out="" i
-    for ((i = 1; i <= n; i++)); do out+="${out:+, }${1//@/$i}"; done
-    printf 'ARRAY[%s]%s' "$out" "${2:-}"
-}
+# kind of write in one round trip, the COMMIT in a second. Printed from the store's declarations by signin-sql.
+coalesced_script() { "$bin/signin-sql" coalesced "$1"; }
 
 # grouped_pgbench SCRIPT N: pgbench running SCRIPT (N sign-ins a transaction) on as many connections as the group
 # commit's lanes; prints "sign-ins/s PostgreSQL-CPU-µs-a-sign-in".

@@ -133,7 +133,7 @@ signin_table() {
 # pgbench's figures: PostgreSQL alone in the same run.
 signin_pgbench_report() {
     printf 'PostgreSQL alone in the same run, the same server, reached the same way as by the bridge: pgbench sending one\n'
-    printf 'sign-in'"'"'s statements a transaction, in the two round trips of a lone one (Benchmarks/postgres/signin.sql, prepared; no HTTP,\n'
+    printf 'sign-in'"'"'s statements a transaction, in the two round trips of a lone one (`signin-sql single`, prepared; no HTTP,\n'
     printf 'no RSA, no bridge), as many of them after a read of the attempt (attempt-read.sql) as the one-instance\n'
     printf 'run'"'"'s "attempt reads" say, %s clients:\n' "$pgbench_clients"
     printf '  pgbench sign-in transactions/s   %s\n' "$pgbench_tps"

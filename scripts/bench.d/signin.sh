@@ -13,7 +13,7 @@ bench_signin() {
     [[ "$stores" == *postgres* ]] && postgres_data=$(psql -Atq "$postgres_url" -c "SHOW data_directory")
     local store pgbench_url="" pgbench_reads=0 pgbench_batch=1 repeats=${BENCH_REPEAT:-1} row_rounds=()
     signin_rounds || { rm -rf "$tmp"; return 1; }
-    # PostgreSQL alone: pgbench sends the sign-in's statements as the bridge sends a lone one (Benchmarks/postgres/signin.sql,
+    # PostgreSQL alone: pgbench sends the sign-in's statements as the bridge sends a lone one (`signin-sql single`,
     # prepared, in the same two pipelines) to the database the one-instance run used, with as many clients as its
     # first level had connections; as many of its transactions as that run's callbacks read their login attempt
     # first read one (Benchmarks/postgres/attempt-read.sql). Then grouped as that run's group commit grouped them.
@@ -71,12 +71,15 @@ signin_rounds() {
 # the one-instance run's group commit sent them.
 postgres_alone() {
     if [ -n "$pgbench_url" ]; then
+        # The sign-in's statements as the bridge sends them, printed from the store's declarations.
+        local signin_sql=$tmp/signin.sql
+        "$bin/signin-sql" single >"$signin_sql"
         psql -q "$pgbench_url" -c "INSERT INTO login_attempts (state, nonce, binding_hash, created_at, expires_at)
             SELECT 'pgbench-st' || g, 'n', 'b', 1, 2000000000 FROM generate_series(1, 200000) g" >/dev/null
         local reading; reading=$(awk -v r="$pgbench_reads" 'BEGIN {r = int(100 * r + 0.5); print (r > 100 ? 100 : r)}')
-        { grep '^\\set' Benchmarks/postgres/signin.sql; cat Benchmarks/postgres/attempt-read.sql
-          grep -v '^\\set' Benchmarks/postgres/signin.sql; } >"$tmp/signin-reading.sql"
-        [ "$reading" -lt 100 ] && pgbench_scripts+=(-f "Benchmarks/postgres/signin.sql@$((100 - reading))")
+        { grep '^\\set' "$signin_sql"; cat Benchmarks/postgres/attempt-read.sql
+          grep -v '^\\set' "$signin_sql"; } >"$tmp/signin-reading.sql"
+        [ "$reading" -lt 100 ] && pgbench_scripts+=(-f "$signin_sql@$((100 - reading))")
         [ "$reading" -gt 0 ] && pgbench_scripts+=(-f "$tmp/signin-reading.sql@$reading")
         echo "  PostgreSQL alone: pgbench with the sign-in's statements ($reading % reading the attempt first), $pgbench_clients clients, ${BENCH_PGBENCH_SECONDS:-15} s..."
         pgbench_tps=$(pgbench -n -M prepared -c "$pgbench_clients" -j 2 -T "${BENCH_PGBENCH_SECONDS:-15}" \
@@ -84,7 +87,7 @@ postgres_alone() {
         # The same statements grouped as the bridge's group commit sent them in that run: its writes per COMMIT in
         # one transaction, on as many connections as its lanes.
         if [ "$pgbench_batch" -ge 2 ]; then
-            grouped_script "$pgbench_batch" >"$tmp/signin-grouped.sql"
+            grouped_script "$pgbench_batch" "$signin_sql" >"$tmp/signin-grouped.sql"
             echo "  PostgreSQL alone: pgbench with $pgbench_batch sign-ins a transaction, $grouped_lanes clients, ${BENCH_PGBENCH_SECONDS:-15} s..."
             read -r pgbench_grouped pgbench_grouped_us <<<"$(grouped_pgbench "$tmp/signin-grouped.sql" "$pgbench_batch")"
             # And as the group commit sends a batch of sign-ins it can coalesce: one statement per kind of write.
