@@ -18,17 +18,20 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         self.sessionCookieNames = sessionCookieNames
     }
 
-    public func respond(to request: Request) throws -> Response {
-        var response: Response
-        do {
-            response = try next.respond(to: request)
-        } catch var error as HTTPError {
-            apply(to: &error.headers, isHTML: true, hasBody: true, request: request, setsCookie: false)
-            throw error
+    public func respond(to request: Request) -> Reply {
+        next.respond(to: request).then { [self] outcome in
+            switch outcome {
+            case var .success(response):
+                apply(to: &response.headers, isHTML: response.isHTML, hasBody: !response.body.isEmpty, request: request,
+                      setsCookie: response.headers.contains("Set-Cookie"))
+                return Reply(response)
+            case var .failure(error as HTTPError):
+                apply(to: &error.headers, isHTML: true, hasBody: true, request: request, setsCookie: false)
+                return .failure(error)
+            case let .failure(error):
+                return .failure(error)
+            }
         }
-        apply(to: &response.headers, isHTML: response.isHTML, hasBody: !response.body.isEmpty, request: request,
-              setsCookie: response.headers.contains("Set-Cookie"))
-        return response
     }
 
     /// The headers every HTML page gets.

@@ -196,10 +196,10 @@ struct OperationsMetricsTests {
         let metrics = Metrics()
         let mapping = ErrorMapping(presenter: PlainTextErrorPresenter(), logger: Logger(minimumLevel: .error), metrics: metrics)
         let request = Request(method: "GET", path: "/healthz")
-        let outage = try mapping.respond(to: request) { _ in throw StoreError.unavailable("connection refused") }
+        let outage = try mapping.respond(to: request) { _ in .failure(StoreError.unavailable("connection refused")) }.wait()
         #expect(outage.status == 503)
-        _ = try mapping.respond(to: request) { _ in throw StoreError.database("disk I/O error") }
-        _ = try mapping.respond(to: request) { _ in throw HTTPError(404, "no") }
+        _ = try mapping.respond(to: request) { _ in .failure(StoreError.database("disk I/O error")) }.wait()
+        _ = try mapping.respond(to: request) { _ in .failure(HTTPError(404, "no")) }.wait()
         #expect(metrics.value("bridge_database_errors_total{kind=\"unavailable\"}") == 1)
         #expect(metrics.value("bridge_database_errors_total{kind=\"error\"}") == 1)
     }

@@ -38,8 +38,8 @@ struct ProviderTokenEndpoint: Sendable {
 
     /// The rate limit, then the grant: two transactions, and the listener thread serves other connections while
     /// each waits for its group commit.
-    func token(_ request: Request) throws -> Response {
-        return try rateLimit.admitting(request) { [self] in try grantTokens(request) }
+    func token(_ request: Request) throws -> Reply {
+        rateLimit.admitting(request) { [self] in try grantTokens(request) }
     }
 
     /// The parameters of both grants and of client authentication: RFC 6749 §3.1 forbids repeating them, and asks
@@ -47,7 +47,7 @@ struct ProviderTokenEndpoint: Sendable {
     static let parameters: Set<String> = ["grant_type", "code", "redirect_uri", "client_id", "client_secret",
                                           "code_verifier", "refresh_token", "scope"]
 
-    private func grantTokens(_ request: Request) throws -> Response {
+    private func grantTokens(_ request: Request) throws -> Reply {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         if let repeated = form.repeatedNames.intersection(Self.parameters).sorted().first {
             throw OAuthRefusal.invalidRequest("the parameter \(repeated) is repeated")  // RFC 6749 §3.1
@@ -60,7 +60,7 @@ struct ProviderTokenEndpoint: Sendable {
         case nil: throw OAuthRefusal.invalidRequest("grant_type is missing")
         default: throw OAuthRefusal(status: 400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token")
         }
-        return try request.answer(afterWriting: transaction, to: store) { [self] outcome in
+        return request.answer(afterWriting: transaction, to: store) { [self] outcome in
             // Counted here, after the commit: a write closure may run twice (see `Store.write`).
             if case let .failure(refusal) = outcome, let replay = refusal.replay {
                 switch replay {

@@ -20,29 +20,29 @@ struct AppleCallbackGroup: Sendable {
 
     /// The callback: fields from a urlencoded body, or from the query string of a bodiless POST (how an app's
     /// webview hands over a native sign-in's result).
-    func formPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Route {
-        callbacks.route { request in
+    func formPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Reply) -> Router.Route {
+        callbacks.route(replying: { request in
             // Two binding cookies of one name: one was planted, and either might sign this browser in.
             if CookieNames.duplicated(in: request) != nil { throw PageRefusal.duplicateCookie }
             return try handler(request, try Self.callbackFields(request))
-        }
+        })
     }
 
     /// The Android relay (`POST /apple/android/<package>`): Apple's form_post, its fields from a urlencoded body only.
     /// Its group owns `/apple/android/`, inside the notifications' `/apple/`: the router's and the listener's refusals
     /// there are pages too.
-    func relayPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Route {
-        androidRelay.route { request in
+    func relayPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Reply) -> Router.Route {
+        androidRelay.route(replying: { request in
             if request.body.isEmpty { return try handler(request, FormFields()) }
             guard let form = request.formBody else {
                 throw HTTPError(415, "Apple's answer must be sent as a form (application/x-www-form-urlencoded).")
             }
             return try handler(request, form)
-        }
+        })
     }
 
     /// A server-to-server notification.
-    func notification(_ handler: @escaping Router.Handler) -> Router.Route { notifications.route(handler) }
+    func notification(_ handler: @escaping Router.ReplyHandler) -> Router.Route { notifications.route(replying: handler) }
 
     static func callbackFields(_ request: Request) throws -> FormFields {
         if request.body.isEmpty { return request.query }
@@ -52,8 +52,8 @@ struct AppleCallbackGroup: Sendable {
         return form
     }
 
-    /// The callback's answers: pages, with every refusal of a sign-in counted and logged (the rest of a resumed
-    /// sign-in's refusals too).
+    /// The callback's answers: pages, with every refusal of a sign-in counted and logged (those of the part of a
+    /// sign-in that follows after its commit, or off the listener, too).
     struct CountedRefusals: RouteMiddleware {
         let pages: PageAnswers
         let metrics: Metrics
@@ -62,13 +62,9 @@ struct AppleCallbackGroup: Sendable {
         var metric: String? = "bridge_callback_rejections_total"
         var event = "sign_in_rejected"
 
-        func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-            try pages.respond(to: request) { request in
-                do {
-                    return try next(request)
-                } catch let suspended as RequestSuspended {
-                    throw suspended  // every sign-in's, and no refusal: not worth describe's four casts
-                } catch {
+        func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+            pages.respond(to: request) { request in
+                next(request).recover { [self] error in
                     if let refusal = WebErrorPresenter.describe(error) {
                         if let metric { metrics.increment(metric, ["reason": refusal.reasonCode]) }
                         logger.warning(event, ["reason": refusal.reasonCode, "status": String(refusal.status)])

@@ -40,19 +40,19 @@ struct AppleRedirect: Sendable {
     /// Where a repeated post of a finished sign-in goes.
     let again: RepeatedCallback
 
-    /// Behind `AppleCallbackGroup.formPost`, which answers the request with the rest of the work once its write
-    /// committed.
-    func finish(_ request: Request, _ fields: FormFields) throws -> Response {
+    /// Behind `AppleCallbackGroup.formPost`. The attempt is looked up and checked once; what may call Apple, and
+    /// the answer after the sign-in's write committed, follow with it.
+    func finish(_ request: Request, _ fields: FormFields) throws -> Reply {
         if let error = fields["error"], !error.isEmpty {
             if let toClient = try provider.appleError(request, fields, appleError: error) { return toClient }
-            return try appleReportedError(error)
+            return Reply(try appleReportedError(error))
         }
         let (attempt, authorization) = try liveAttempt(fields)
         let binding = bindingCheck(request, attempt: attempt, fields: fields)
         if attempt.consumedAt != nil {
             // The back button or a second tap: this browser lands where its sign-in did; any other is refused.
             guard binding == .bound else { throw SignInFailure.loginAttemptAlreadyUsed }
-            return try again.land(request, stateDigest: attempt.state, authorization: authorization)
+            return Reply(try again.land(request, stateDigest: attempt.state, authorization: authorization))
         }
         if attempt.expiresAt <= clock.now { throw PageRefusal.stateExpired }
         switch binding {
@@ -60,7 +60,7 @@ struct AppleRedirect: Sendable {
             break
         case .cookieDropped:
             metrics.increment("bridge_callback_reposts_total")
-            return repostPage(fields, providerRedirectURI: authorization?.redirectURI)
+            return Reply(repostPage(fields, providerRedirectURI: authorization?.redirectURI))
         case .otherBrowser:
             throw PageRefusal.stateFromOtherBrowser
         }
@@ -79,7 +79,7 @@ struct AppleRedirect: Sendable {
         }
         let (recentAttempts, landing, again, stateDigest, now) = (recentAttempts, landing, again, attempt.state, clock.now)
         let invitations = landing.invitations
-        return try signIn.finish(request, presented, signIn: { identity in
+        return try signIn.finish(presented, signIn: { identity in
             let flow: SignInFlow = identity.audience == service.servicesID ? .web : .webviewNative
             return try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
                                   displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,

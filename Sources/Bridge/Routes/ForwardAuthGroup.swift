@@ -19,9 +19,11 @@ struct ForwardAuthGroup: Sendable {
 struct NeverStoredAnswers<Presenter: ErrorPresenter>: RouteMiddleware {
     let errors: ErrorMapping<Presenter>
 
-    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-        var response = try errors.respond(to: request, next: next)
-        response.headers.set("Cache-Control", "no-store")
-        return response
+    func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+        errors.respond(to: request, next: next).map { response in
+            var response = response
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
     }
 }

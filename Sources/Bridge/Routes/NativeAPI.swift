@@ -24,11 +24,11 @@ struct NativeAPI: Sendable {
     let metrics: Metrics
     let logger: Logger
 
-    func issueNonce(_ request: Request) throws -> Response {
+    func issueNonce(_ request: Request) throws -> Reply {
         let now = clock.now
         let nonce = APINonce(nonce: SignInService.serverNoncePrefix + SecretTokens.random(), createdAt: now,
                              expiresAt: now.addingTimeInterval(Self.nonceLifetime))
-        return try request.answer(afterWriting: { try $0.insertAPINonce(nonce) }, to: store) {
+        return request.answer(afterWriting: { try $0.insertAPINonce(nonce) }, to: store) {
             .json(JSONValue.object([
                 "nonce": .string(nonce.nonce), "expiresIn": .number(Self.nonceLifetime),
                 "expiresAt": .string(ISO8601DateFormatter().string(from: nonce.expiresAt)),
@@ -37,7 +37,7 @@ struct NativeAPI: Sendable {
     }
 
     /// `POST /api/auth/apple` (and `/api/auth/apple-login`, the path seed clients post to).
-    func signIn(_ request: Request) throws -> Response {
+    func signIn(_ request: Request) throws -> Reply {
         let body = try Self.jsonObject(request)
         guard let idToken = Self.firstString(body, Self.idTokenFields) else { throw APIError.missingIDToken }
         let nonce = Self.firstString(body, ["nonce"])
@@ -48,7 +48,7 @@ struct NativeAPI: Sendable {
         let (service, acceptUnsentNonce) = (signIn.service, acceptUnsentNonce)
         // Not `self` in what runs after the commit: its copy would retain every service this route holds.
         let tokens = tokenIssue
-        return try signIn.finish(request, presented, rejected: { [metrics, logger] rejection in
+        return try signIn.finish(presented, rejected: { [metrics, logger] rejection in
             metrics.increment("bridge_api_rejections_total", ["reason": rejection.code])
             logger.warning("api_sign_in_rejected", ["reason": rejection.code])
         }, signIn: { [signIn] identity in
@@ -82,13 +82,13 @@ struct NativeAPI: Sendable {
         return !nonce.isEmpty
     }
 
-    func refresh(_ request: Request) throws -> Response {
+    func refresh(_ request: Request) throws -> Reply {
         let body = try Self.jsonObject(request)
         guard let presented = Self.firstString(body, ["refreshToken", "refresh_token"]) else {
             throw APIError.missingRefreshToken
         }
         let presentation = SessionIssuer.presentation(of: presented, by: .app, now: clock.now)
-        return try request.answer(afterWriting: { [sessionIssuer] in
+        return request.answer(afterWriting: { [sessionIssuer] in
             try sessionIssuer.rotate(presentation, in: $0, refusingAnotherHoldersWith: APIError.invalidRefreshToken)
         }, to: store) { [sessionIssuer, tokens = tokenIssue] rotation in
             switch rotation {
@@ -103,15 +103,15 @@ struct NativeAPI: Sendable {
         }
     }
 
-    func logout(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+    func logout(_ request: Request, _ caller: AuthenticatedCaller) throws -> Reply {
         let idHash = caller.session.idHash
-        return try request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [logger] _ in
+        return request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [logger] _ in
             logger.info("signed_out", ["user_id": String(caller.session.userID), "flow": "api"])
             return Response(status: 204)
         }
     }
 
-    func me(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+    func me(_ request: Request, _ caller: AuthenticatedCaller) throws -> Reply {
         let (session, user) = (caller.session, caller.user)
         // A relying party's token reads only what its scopes grant; the fields it may not read are left out.
         var fields: [String: JSONValue] = [
@@ -127,14 +127,14 @@ struct NativeAPI: Sendable {
         if caller.permissions.mayReadName {
             fields["displayName"] = user.displayName.map { .string($0) } ?? .null
         }
-        return .json(JSONValue.object(fields).serialized())
+        return Reply(.json(JSONValue.object(fields).serialized()))
     }
 
-    func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+    func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Reply {
         guard caller.permissions.mayDeleteAccount else {
             throw APIError.insufficientScope("Deleting the account takes a token of the first-party app, not of another relying party.")
         }
-        return try accountDeletion.deleteAccount(userID: caller.user.id, request: request) { result in
+        return try accountDeletion.reply(deleting: caller.user.id) { result in
             .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
         }
     }

@@ -27,11 +27,14 @@ struct OpenIDProviderGroup: Sendable {
     func page(_ handler: @escaping Router.Handler) -> Router.Route { pages.page(handler) }
 
     /// A page that also sees the visitor's session, if any.
-    func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Response) -> Router.Route {
+    func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Reply) -> Router.Route {
         pages.page(visiting: handler)
     }
 
     func endpoint(_ handler: @escaping Router.Handler) -> Router.Route { oauth.route(handler) }
+
+    /// An endpoint whose answer may follow a write's commit.
+    func endpoint(replying handler: @escaping Router.ReplyHandler) -> Router.Route { oauth.route(replying: handler) }
 }
 
 extension BridgeApp {
@@ -47,9 +50,9 @@ extension BridgeApp {
         router.add("POST", ProviderEndpoints.authorization, group.page(visiting: authorization.authorize))
         router.add("GET", ProviderEndpoints.endSession, group.page(visiting: endpoints.providerLogout.endSession))
         router.add("POST", ProviderEndpoints.endSession, group.page(visiting: endpoints.providerLogout.endSession))
-        router.add("POST", ProviderEndpoints.token, group.endpoint(tokens.token))
+        router.add("POST", ProviderEndpoints.token, group.endpoint(replying: tokens.token))
         router.add("GET", ProviderEndpoints.userinfo, group.endpoint(userinfo.userinfo))
         router.add("POST", ProviderEndpoints.userinfo, group.endpoint(userinfo.userinfo))
-        router.add("POST", ProviderEndpoints.revocation, group.endpoint(userinfo.revoke))
+        router.add("POST", ProviderEndpoints.revocation, group.endpoint(replying: userinfo.revoke))
     }
 }

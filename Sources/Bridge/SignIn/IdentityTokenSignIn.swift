@@ -2,9 +2,10 @@ import AppleID
 import HTTPServer
 import Storage
 
-/// The one way a sign-in from an identity token finishes, on the web callback and in the JSON API alike: leave the
-/// listener when Apple will be called, verify the token, let the route refuse what it must of the verified
-/// identity, exchange its code, and run the sign-in transaction; the route answers once it committed.
+/// The one way a sign-in from an identity token finishes, on the web callback and in the JSON API alike: verify the
+/// token, let the route refuse what it must of the verified identity, exchange its code, and run the sign-in
+/// transaction; the route answers once it committed. When Apple will be called (a code to exchange, a key to
+/// fetch) these steps continue off the listener, with what the route already checked.
 struct IdentityTokenSignIn: Sendable {
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
@@ -24,30 +25,30 @@ struct IdentityTokenSignIn: Sendable {
 
     /// Finishes the sign-in of `presented`: `rejected` hears a token that does not verify (which is then thrown as
     /// `SignInFailure.tokenRejected`), `signIn` makes the sign-in of the verified identity (throwing what the route
-    /// refuses; `request(…)` makes it), and `respond` answers with the transaction's outcome, on a listener thread
-    /// once it committed. Throws `OffListenerRequired` on a listener thread when Apple will be called.
-    func finish(_ request: Request, _ presented: Presented, rejected: (TokenRejection) -> Void = { _ in },
-                signIn make: (AppleIdentity) throws -> SignInRequest,
-                then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) throws -> Response {
-        try AppleCalls.leaveListener(request, if: exchanger.callsApple(code: presented.code))
-        let identity: AppleIdentity
-        do {
-            identity = try verify(presented, request)
-        } catch let rejection as TokenRejection {
-            rejected(rejection)
-            throw SignInFailure.tokenRejected(rejection)
-        }
-        let signInRequest = try make(identity)
+    /// refuses; `request(…)` makes it), and `respond` answers with the transaction's outcome once it committed.
+    /// When its code is to be exchanged, or the token's key is not held (or is due a refresh), all of it continues
+    /// off the listener, before any side effect (verifying writes nothing).
+    func finish(_ presented: Presented, rejected: @escaping @Sendable (TokenRejection) -> Void = { _ in },
+                signIn make: @escaping @Sendable (AppleIdentity) throws -> SignInRequest,
+                then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) throws -> Reply {
+        let context = VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
+                                          requireNonce: presented.nonceRequired || requireNonce)
         let service = service
-        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
-            try respond(signInRequest, outcome)
+        return try verifier.verifying(presented.idToken, context: context, callingApple: exchanger.callsApple(code: presented.code),
+                                      refusing: { rejection in
+            rejected(rejection)
+            return SignInFailure.tokenRejected(rejection)
+        }) { identity in
+            Self.write(try make(identity), service, then: respond)
         }
     }
 
-    private func verify(_ presented: Presented, _ request: Request) throws -> AppleIdentity {
-        let context = VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
-                                          requireNonce: presented.nonceRequired || requireNonce)
-        return try verifier.verify(presented.idToken, context: context, for: request)
+    /// The sign-in's transaction, answered with `respond(its outcome)` once it committed.
+    private static func write(_ signInRequest: SignInRequest, _ service: SignInService,
+                              then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) -> Reply {
+        .after(starting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
+            Reply(try respond(signInRequest, outcome))
+        }
     }
 
     /// The sign-in of a verified identity; exchanges its code at Apple (or skips or postpones the exchange).
@@ -61,12 +62,26 @@ struct IdentityTokenSignIn: Sendable {
 }
 
 extension IdentityTokenVerifier {
-    /// Verifies `token` for `request`, fetching Apple's keys only off the listener: on a listener thread a token whose
-    /// key is not held (or is due a refresh) throws `OffListenerRequired`, before any side effect (verifying writes
-    /// nothing), and the worker runs the request again. Otherwise throws the `TokenRejection`.
-    func verify(_ token: String, context: VerificationContext, for request: Request) throws -> AppleIdentity {
-        if request.isOffListener { return try verify(token, context: context, fetchingKeys: true) }
-        guard let identity = try verifyIfKeyHeld(token, context: context) else { throw OffListenerRequired() }
-        return identity
+    /// Verifies `token` and replies with `next(the identity)`: here with the keys held, else, and whenever the next
+    /// step calls Apple (`callingApple`), off the listener, where a key may be fetched; before any side effect
+    /// (verifying writes nothing), and with nothing checked before it done again. A rejection is thrown as
+    /// `refusing(it)`.
+    func verifying(_ token: String, context: VerificationContext, callingApple: Bool,
+                   refusing refusal: @escaping @Sendable (TokenRejection) -> any Error,
+                   then next: @escaping @Sendable (AppleIdentity) throws -> Reply) throws -> Reply {
+        if !callingApple {
+            let held: AppleIdentity?
+            do { held = try verifyIfKeyHeld(token, context: context) } catch { throw refusal(error) }
+            if let held { return try next(held) }
+        }
+        return .offListener { [self] in
+            let identity: AppleIdentity
+            do throws(TokenRejection) {
+                identity = try verify(token, context: context, fetchingKeys: true)
+            } catch {
+                throw refusal(error)
+            }
+            return try next(identity)
+        }
     }
 }

@@ -31,7 +31,7 @@ struct LoginAttemptStarter: Sendable {
     /// Starts an attempt (finishing `authorization`'s client request when given), then answers with `respond`.
     /// The rate limit and the attempt share one transaction: an upsert and inserts, so READ COMMITTED.
     func start(_ request: Request, for authorization: ClientAuthorization? = nil,
-               then respond: @escaping @Sendable (Started) throws -> Response) throws -> Response {
+               then respond: @escaping @Sendable (Started) throws -> Response) throws -> Reply {
         let admission = rateLimit.admission(of: request)
         let now = admission.now
         let (nonce, binding) = (SecretTokens.random(), SecretTokens.random())
@@ -43,7 +43,7 @@ struct LoginAttemptStarter: Sendable {
                                    createdAt: now, expiresAt: expiresAt, consumedAt: nil)
         let clientAuthorization = authorization?(attempt.state, now)
         let started = Started(state: state, nonce: nonce, binding: binding, attempt: attempt)
-        return try request.answer(afterWriting: { transaction in
+        return request.answer(afterWriting: { transaction in
             try admission.admit(in: transaction)
             try transaction.insertLoginAttempt(attempt)
             if let clientAuthorization { try transaction.insertProviderAuthorization(clientAuthorization) }

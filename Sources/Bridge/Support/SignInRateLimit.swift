@@ -21,11 +21,10 @@ struct SignInRateLimit: Sendable {
         self.clientAddresses = clientAddresses
     }
 
-    /// Admits the request, then answers with `next()`; the listener thread is not held while the bucket's write
-    /// waits for its commit (`next()` is then the rest of the work the router runs when the request resumes).
-    func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Response) throws -> Response {
+    /// Admits the request, then replies with `next()`, once the bucket's write committed.
+    func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Reply) -> Reply {
         let admission = admission(of: request)
-        return try request.answer(afterWriting: { try admission.admit(in: $0) }, to: store, isolation: Admission.isolation) {
+        return request.reply(afterWriting: { try admission.admit(in: $0) }, to: store, isolation: Admission.isolation) {
             try next()
         }
     }
