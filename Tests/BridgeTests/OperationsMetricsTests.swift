@@ -165,6 +165,17 @@ struct OperationsMetricsTests {
         #expect(lookups(finished, "database") == 1)
     }
 
+    @Test("a sign-in that exchanges its code at Apple looks its attempt up once: what it checked goes off the listener with it")
+    func attemptLookedUpOnceWhenCallingApple() throws {
+        let harness = try keyedHarness()
+        #expect(try TestBrowser(harness).signIn().status == 303)
+        let text = try Self.scrape(harness)
+        #expect(Self.sample(text, "bridge_apple_calls_total{endpoint=\"/auth/token\",result=\"ok\"}") == 1)
+        #expect(Self.sample(text, "bridge_login_attempt_lookups_total{source=\"memory\"}") == 1)
+        #expect(Self.sample(text, "bridge_login_attempt_lookups_total{source=\"state\"}") == 0)
+        #expect(Self.sample(text, "bridge_login_attempt_lookups_total{source=\"database\"}") == 0)
+    }
+
     @Test("a revocation Apple cannot take shows in the backlog with its age, and leaves it when Apple takes it")
     func revocationBacklog() throws {
         let harness = try keyedHarness()

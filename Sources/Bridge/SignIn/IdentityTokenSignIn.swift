@@ -77,7 +77,7 @@ extension IdentityTokenVerifier {
         return .offListener { [self] in
             let identity: AppleIdentity
             do throws(TokenRejection) {
-                identity = try verify(token, context: context, fetchingKeys: true)
+                identity = try verify(token, context: context)
             } catch {
                 throw refusal(error)
             }
