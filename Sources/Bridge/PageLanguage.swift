@@ -32,14 +32,16 @@ public struct LanguageSelection<Next: HTTPResponder>: HTTPResponder {
         let picked = request.query["lang"].flatMap { negotiation.match($0, allowPrefix: false) }
         let language = negotiation.choose(explicit: picked, remembered: request.cookie(PageLanguage.cookieName),
                                           acceptLanguage: request.headers["Accept-Language"])
+        // The choice to remember, when it is not remembered yet.
+        let remember = picked.flatMap { $0 != request.cookie(PageLanguage.cookieName) ? $0 : nil }
         return PageLanguage.$current.withValue(language) { handler(request) }
             .within { rest in PageLanguage.$current.withValue(language) { rest() } }
-            .map { response in mark(response, language: language, picked: picked, request: request) }
+            .map { response in mark(response, language: language, remembering: remember) }
     }
 
-    private static func mark(_ response: Response, language: String, picked: String?, request: Request) -> Response {
+    private static func mark(_ response: Response, language: String, remembering picked: String?) -> Response {
         var response = response
-        if let picked, picked != request.cookie(PageLanguage.cookieName) {
+        if let picked {
             response.setCookie(Cookie(name: PageLanguage.cookieName, value: picked, path: "/",
                                       maxAge: PageLanguage.cookieLifetime, sameSite: .lax))
         }

@@ -105,7 +105,8 @@ public struct Reply: Sendable {
         switch step {
         case let .answer(response): Reply(catching: { try transform(response) })
         case .failure: self
-        case .offListener, .awaiting: continuing { $0.map(transform) }
+        case let .offListener(work): Reply(step: .offListener { work().map(transform) })
+        case let .awaiting(start, then): Reply(step: .awaiting(start: start, then: { rest in then(rest).map(transform) }))
         }
     }
 
@@ -114,7 +115,8 @@ public struct Reply: Sendable {
         switch step {
         case .answer: self
         case let .failure(error): Reply(catching: { try transform(error) })
-        case .offListener, .awaiting: continuing { $0.recover(transform) }
+        case let .offListener(work): Reply(step: .offListener { work().recover(transform) })
+        case let .awaiting(start, then): Reply(step: .awaiting(start: start, then: { rest in then(rest).recover(transform) }))
         }
     }
 
@@ -123,7 +125,8 @@ public struct Reply: Sendable {
         switch step {
         case let .answer(response): transform(.success(response))
         case let .failure(error): transform(.failure(error))
-        case .offListener, .awaiting: continuing { $0.then(transform) }
+        case let .offListener(work): Reply(step: .offListener { work().then(transform) })
+        case let .awaiting(start, then): Reply(step: .awaiting(start: start, then: { rest in then(rest).then(transform) }))
         }
     }
 
@@ -137,18 +140,6 @@ public struct Reply: Sendable {
             Reply(step: .offListener { scope(work).within(scope) })
         case let .awaiting(start, then):
             Reply(step: .awaiting(start: start, then: { rest in scope { then(rest) }.within(scope) }))
-        }
-    }
-
-    /// The deferred reply with `transform` applied to what its rest replies.
-    private func continuing(_ transform: @escaping @Sendable (Reply) -> Reply) -> Reply {
-        switch step {
-        case .answer, .failure:
-            transform(self)
-        case let .offListener(work):
-            Reply(step: .offListener { transform(work()) })
-        case let .awaiting(start, then):
-            Reply(step: .awaiting(start: start, then: { rest in transform(then(rest)) }))
         }
     }
 

@@ -19,14 +19,17 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
     }
 
     public func respond(to request: Request) -> Reply {
-        next.respond(to: request).then { [self] outcome in
+        // What the answer needs, and not `self`, whose copy would retain the whole responder chain.
+        let (policy, sessionCookieNames) = (contentSecurityPolicy, sessionCookieNames)
+        return next.respond(to: request).then { outcome in
             switch outcome {
             case var .success(response):
-                apply(to: &response.headers, isHTML: response.isHTML, hasBody: !response.body.isEmpty, request: request,
-                      setsCookie: response.headers.contains("Set-Cookie"))
+                Self.apply(to: &response.headers, isHTML: response.isHTML, hasBody: !response.body.isEmpty, request: request,
+                           setsCookie: response.headers.contains("Set-Cookie"), policy: policy, sessionCookieNames: sessionCookieNames)
                 return Reply(response)
             case var .failure(error as HTTPError):
-                apply(to: &error.headers, isHTML: true, hasBody: true, request: request, setsCookie: false)
+                Self.apply(to: &error.headers, isHTML: true, hasBody: true, request: request, setsCookie: false,
+                           policy: policy, sessionCookieNames: sessionCookieNames)
                 return .failure(error)
             case let .failure(error):
                 return .failure(error)
@@ -54,8 +57,9 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         }
     }
 
-    private func apply(to headers: inout HTTPHeaders, isHTML: Bool, hasBody: Bool, request: Request, setsCookie: Bool) {
-        Self.addContentHeaders(to: &headers, isHTML: isHTML, hasBody: hasBody, contentSecurityPolicy: contentSecurityPolicy)
+    private static func apply(to headers: inout HTTPHeaders, isHTML: Bool, hasBody: Bool, request: Request, setsCookie: Bool,
+                              policy: String, sessionCookieNames: Set<String>) {
+        addContentHeaders(to: &headers, isHTML: isHTML, hasBody: hasBody, contentSecurityPolicy: policy)
         // One cookie looked up per session cookie name: building the request's whole cookie dictionary for
         // every response showed in profiles.
         let carriesSession = setsCookie || request.bearerToken != nil

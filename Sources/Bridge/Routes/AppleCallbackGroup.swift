@@ -63,8 +63,9 @@ struct AppleCallbackGroup: Sendable {
         var event = "sign_in_rejected"
 
         func respond(to request: Request, next: (Request) -> Reply) -> Reply {
-            pages.respond(to: request) { request in
-                next(request).recover { [self] error in
+            let (metrics, logger, metric, event) = (metrics, logger, metric, event)
+            return pages.respond(to: request) { request in
+                next(request).recover { error in
                     if let refusal = WebErrorPresenter.describe(error) {
                         if let metric { metrics.increment(metric, ["reason": refusal.reasonCode]) }
                         logger.warning(event, ["reason": refusal.reasonCode, "status": String(refusal.status)])

@@ -80,7 +80,7 @@ struct AppleRedirect: Sendable {
         let (recentAttempts, landing, again, stateDigest, now) = (recentAttempts, landing, again, attempt.state, clock.now)
         let invitations = landing.invitations
         return try signIn.finish(presented, signIn: { identity in
-            let flow: SignInFlow = identity.audience == service.servicesID ? .web : .webviewNative
+            let flow: SignInFlow = identity.audience == signIn.service.servicesID ? .web : .webviewNative
             return try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
                                   displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
                                   alongside: invitations.spending(request, then: clientCode?.store))

@@ -57,14 +57,14 @@ struct NativeAPI: Sendable {
             // that made a nonce and does not send it is accepted, unverified, only where the operator said so; a
             // token for the web Services ID never is (below).
             if nonce == nil && Self.carriesNonce(verifiedToken: idToken) {
-                if service.needsServerNonce(identity) { throw SignInFailure.nonceRequired }
+                if signIn.service.needsServerNonce(identity) { throw SignInFailure.nonceRequired }
                 if !acceptUnsentNonce { throw SignInFailure.nonceNotSent }
             }
             if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
                 throw APIError.subjectMismatch
             }
             // Refused here too, before the code exchange, so such a request spends nothing at Apple.
-            if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
+            if signIn.service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
             return try signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
                                   displayName: DisplayName.fromAPIBody(body), grant: .appSession)
         }) { signInRequest, outcome in

@@ -6,12 +6,21 @@ import Storage
 /// token, let the route refuse what it must of the verified identity, exchange its code, and run the sign-in
 /// transaction; the route answers once it committed. When Apple will be called (a code to exchange, a key to
 /// fetch) these steps continue off the listener, with what the route already checked.
-struct IdentityTokenSignIn: Sendable {
+/// A class: the steps that follow a sign-in's checks hold it, and a copy of the services it holds (a struct of them)
+/// retained and released some 200 references per sign-in.
+final class IdentityTokenSignIn: Sendable {
     let verifier: IdentityTokenVerifier
     let exchanger: CodeExchanger
     let service: SignInService
     /// APPLE_REQUIRE_NONCE: a token without a `nonce` claim is refused on every path.
     let requireNonce: Bool
+
+    init(verifier: IdentityTokenVerifier, exchanger: CodeExchanger, service: SignInService, requireNonce: Bool) {
+        self.verifier = verifier
+        self.exchanger = exchanger
+        self.service = service
+        self.requireNonce = requireNonce
+    }
 
     /// The token as presented, and what its `nonce` claim must match.
     struct Presented: Sendable {
@@ -33,20 +42,19 @@ struct IdentityTokenSignIn: Sendable {
                 then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) throws -> Reply {
         let context = VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
                                           requireNonce: presented.nonceRequired || requireNonce)
-        let service = service
         return try verifier.verifying(presented.idToken, context: context, callingApple: exchanger.callsApple(code: presented.code),
                                       refusing: { rejection in
             rejected(rejection)
             return SignInFailure.tokenRejected(rejection)
-        }) { identity in
-            Self.write(try make(identity), service, then: respond)
+        }) { [self] identity in
+            write(try make(identity), then: respond)
         }
     }
 
     /// The sign-in's transaction, answered with `respond(its outcome)` once it committed.
-    private static func write(_ signInRequest: SignInRequest, _ service: SignInService,
-                              then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) -> Reply {
-        .after(starting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
+    private func write(_ signInRequest: SignInRequest,
+                       then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) -> Reply {
+        .after(starting: { [self] in try service.startSignIn(signInRequest, completion: $0) }) { outcome in
             Reply(try respond(signInRequest, outcome))
         }
     }
