@@ -79,12 +79,7 @@ struct AppleRedirect: Sendable {
         }
         let (recentAttempts, landing, again, stateDigest, now) = (recentAttempts, landing, again, attempt.state, clock.now)
         let invitations = landing.invitations
-        return try signIn.finish(presented, signIn: { identity in
-            let flow: SignInFlow = identity.audience == signIn.service.servicesID ? .web : .webviewNative
-            return try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
-                                  displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
-                                  alongside: invitations.spending(request, then: clientCode?.store))
-        }) { signInRequest, outcome in
+        let respond: @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response = { signInRequest, outcome in
             switch outcome {
             case .success, .failure(SignInFailure.loginAttemptAlreadyUsed):  // spent here, or found spent elsewhere
                 recentAttempts.spend(stateDigest: stateDigest, at: now)
@@ -101,6 +96,15 @@ struct AppleRedirect: Sendable {
             let destination = handOver?(signedIn.user.id) ?? landing.destination(request, stateDigest: stateDigest)
             return landing.response(request, sessionID: signedIn.sessionID, destination)
         }
+        @Sendable func finish(_ identity: AppleIdentity) throws -> Reply {
+            let flow: SignInFlow = identity.audience == signIn.service.servicesID ? .web : .webviewNative
+            return signIn.write(try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
+                                                   displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
+                                                   alongside: invitations.spending(request, then: clientCode?.store)),
+                                then: respond)
+        }
+        if let identity = try signIn.verifiedHere(presented) { return try finish(identity) }
+        return .offListener { try finish(try signIn.verified(presented)) }
     }
 
     /// The login attempt of the state the callback names (known and not expired; perhaps spent), and the OpenID

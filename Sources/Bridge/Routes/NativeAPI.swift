@@ -45,33 +45,38 @@ struct NativeAPI: Sendable {
         // A nonce the app sent must be in the token.
         let presented = IdentityTokenSignIn.Presented(idToken: idToken, code: Self.firstString(body, Self.codeFields),
                                                       expectedNonce: nonce, nonceRequired: nonce != nil)
-        let (service, acceptUnsentNonce) = (signIn.service, acceptUnsentNonce)
+        let (signIn, service, acceptUnsentNonce) = (signIn, signIn.service, acceptUnsentNonce)
         // Not `self` in what runs after the commit: its copy would retain every service this route holds.
         let tokens = tokenIssue
-        return try signIn.finish(presented, rejected: { [metrics, logger] rejection in
+        let (metrics, logger) = (metrics, logger)
+        @Sendable func rejected(_ rejection: TokenRejection) {
             metrics.increment("bridge_api_rejections_total", ["reason": rejection.code])
             logger.warning("api_sign_in_rejected", ["reason": rejection.code])
-        }, signIn: { [signIn] identity in
+        }
+        @Sendable func finish(_ identity: AppleIdentity) throws -> Reply {
             // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
             // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it. An app
             // that made a nonce and does not send it is accepted, unverified, only where the operator said so; a
             // token for the web Services ID never is (below).
             if nonce == nil && Self.carriesNonce(verifiedToken: idToken) {
-                if signIn.service.needsServerNonce(identity) { throw SignInFailure.nonceRequired }
+                if service.needsServerNonce(identity) { throw SignInFailure.nonceRequired }
                 if !acceptUnsentNonce { throw SignInFailure.nonceNotSent }
             }
             if let claimed = Self.claimedSubject(body), !ConstantTime.equals(claimed, identity.subject) {
                 throw APIError.subjectMismatch
             }
             // Refused here too, before the code exchange, so such a request spends nothing at Apple.
-            if signIn.service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
-            return try signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
-                                  displayName: DisplayName.fromAPIBody(body), grant: .appSession)
-        }) { signInRequest, outcome in
-            let signedIn = try service.completeSignIn(signInRequest, outcome)
-            return try tokens.response(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
-                                       refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+            if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
+            let signInRequest = try signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
+                                                   displayName: DisplayName.fromAPIBody(body), grant: .appSession)
+            return signIn.write(signInRequest) { signInRequest, outcome in
+                let signedIn = try service.completeSignIn(signInRequest, outcome)
+                return try tokens.response(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
+                                           refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+            }
         }
+        if let identity = try signIn.verifiedHere(presented, rejected: rejected) { return try finish(identity) }
+        return .offListener { [signIn] in try finish(try signIn.verified(presented, rejected: rejected)) }
     }
 
     /// Whether a token whose signature already verified has a non-empty `nonce` claim.

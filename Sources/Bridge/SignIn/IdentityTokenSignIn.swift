@@ -32,27 +32,46 @@ final class IdentityTokenSignIn: Sendable {
         var nonceRequired = false
     }
 
-    /// Finishes the sign-in of `presented`: `rejected` hears a token that does not verify (which is then thrown as
-    /// `SignInFailure.tokenRejected`), `signIn` makes the sign-in of the verified identity (throwing what the route
-    /// refuses; `request(…)` makes it), and `respond` answers with the transaction's outcome once it committed.
-    /// When its code is to be exchanged, or the token's key is not held (or is due a refresh), all of it continues
-    /// off the listener, before any side effect (verifying writes nothing).
-    func finish(_ presented: Presented, rejected: @escaping @Sendable (TokenRejection) -> Void = { _ in },
-                signIn make: @escaping @Sendable (AppleIdentity) throws -> SignInRequest,
-                then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) throws -> Reply {
-        let context = VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
-                                          requireNonce: presented.nonceRequired || requireNonce)
-        return try verifier.verifying(presented.idToken, context: context, callingApple: exchanger.callsApple(code: presented.code),
-                                      refusing: { rejection in
-            rejected(rejection)
-            return SignInFailure.tokenRejected(rejection)
-        }) { [self] identity in
-            write(try make(identity), then: respond)
+    /// A route finishes the sign-in of `presented` in two steps, so that nothing it checked runs twice and its steps
+    /// are not held in closures unless they continue elsewhere:
+    ///
+    ///     @Sendable func finish(_ identity: AppleIdentity) throws -> Reply {
+    ///         signIn.write(try signIn.request(identity, presented, …), then: respond)  // after the route's refusals
+    ///     }
+    ///     if let identity = try signIn.verifiedHere(presented) { return try finish(identity) }
+    ///     return .offListener { try finish(try signIn.verified(presented)) }
+    ///
+    /// The identity verified now with the keys held; nil when the sign-in calls Apple (its code is to be exchanged, or
+    /// the token's key is not held or due a refresh), and continues off the listener, before any side effect
+    /// (verifying writes nothing). `rejected` hears a token that does not verify, then thrown as
+    /// `SignInFailure.tokenRejected`.
+    func verifiedHere(_ presented: Presented, rejected: (TokenRejection) -> Void = { _ in }) throws(SignInFailure) -> AppleIdentity? {
+        guard !exchanger.callsApple(code: presented.code) else { return nil }
+        do {
+            return try verifier.verifyIfKeyHeld(presented.idToken, context: context(of: presented))
+        } catch {
+            rejected(error)
+            throw .tokenRejected(error)
         }
     }
 
+    /// The identity, verified where waiting is fine: the keys are fetched when they must be.
+    func verified(_ presented: Presented, rejected: (TokenRejection) -> Void = { _ in }) throws(SignInFailure) -> AppleIdentity {
+        do {
+            return try verifier.verify(presented.idToken, context: context(of: presented))
+        } catch {
+            rejected(error)
+            throw .tokenRejected(error)
+        }
+    }
+
+    private func context(of presented: Presented) -> VerificationContext {
+        VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
+                            requireNonce: presented.nonceRequired || requireNonce)
+    }
+
     /// The sign-in's transaction, answered with `respond(its outcome)` once it committed.
-    private func write(_ signInRequest: SignInRequest,
+    func write(_ signInRequest: SignInRequest,
                        then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) -> Reply {
         .after(starting: { [self] in try service.startSignIn(signInRequest, completion: $0) }) { outcome in
             Reply(try respond(signInRequest, outcome))
