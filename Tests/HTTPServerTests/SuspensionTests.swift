@@ -13,6 +13,14 @@ final class HeldWork: Sendable {
 
     func hold(_ callback: @escaping @Sendable () -> Void) { waiting.withLock { $0.append(callback) } }
 
+    /// Once something is held, calls it back, from another thread.
+    func releaseWhenHeld() {
+        Thread { [self] in
+            while count < 1 { usleep(1_000) }
+            release()
+        }.start()
+    }
+
     /// Calls back everything held so far, on one other thread.
     func release() {
         let callbacks = waiting.withLock { held in defer { held = [] }; return held }
@@ -104,11 +112,7 @@ struct SuspensionTests {
         let held = HeldWork()
         try withServer(Self.oneListenerThread(), responder: suspendingRouter(held)) { server in
             let connection = try KeepAliveHTTPConnection(port: server.port)
-            let releaser = Thread {
-                while held.count < 1 { usleep(1_000) }
-                held.release()
-            }
-            releaser.start()
+            held.releaseWhenHeld()
             let failed = try connection.request("GET", "/failing")
             #expect(failed.status == 409)
             #expect(failed.text.contains("the work failed"))
@@ -136,11 +140,7 @@ struct SuspensionTests {
             return failingWork(held)
         }))
         try withServer(Self.oneListenerThread(), responder: router) { server in
-            let releaser = Thread {
-                while held.count < 1 { usleep(1_000) }
-                held.release()
-            }
-            releaser.start()
+            held.releaseWhenHeld()
             let failed = try RawHTTPClient.request(port: server.port, path: "/counted/failing")
             #expect(failed.status == 409)
             #expect(failed.text == "mapped:409")
@@ -166,11 +166,7 @@ struct SuspensionTests {
             }
         })
         try withServer(Self.oneListenerThread(), responder: responder) { server in
-            let releaser = Thread {
-                while held.count < 1 { usleep(1_000) }
-                held.release()
-            }
-            releaser.start()
+            held.releaseWhenHeld()
             let answer = try RawHTTPClient.request(port: server.port, path: "/chained")
             #expect(answer.status == 200)
             #expect(answer.text == "first,second")
