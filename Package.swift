@@ -53,7 +53,7 @@ let package = Package(
         // sign-in knows no HTTP, the web routes do not know the OpenID provider's, and only the composition sees all.
         .target(name: "BridgeSettings", dependencies: ["Webhooks", "Storage", "OpenIDProvider", "JOSE"]),
         .target(name: "BridgeMetrics", dependencies: ["Locking", "TextBytes"]),
-        .target(name: "SignIn", dependencies: ["BridgeSettings", "BridgeMetrics", "Webhooks", "Logging", "HTTPServer",
+        .target(name: "SignIn", dependencies: ["BridgeSettings", "BridgeMetrics", "Webhooks", "Logging",
                                                "AppleID", "Storage", "OpenIDProvider", "JSON", "JOSE", "Locking",
                                                "TextBytes"]),
         .target(name: "WebPresentation", dependencies: ["SignIn", "BridgeSettings", "BridgeMetrics", "Logging",

@@ -7,16 +7,18 @@ import JSON
 enum AppleSignedClaims {
     static func verify(_ token: String, keys: any AppleKeySet, maxLength: Int) throws(TokenRejection) -> AppleClaims {
         var signingInputHash = SHA256Stream()
-        return try verify(token, keys: keys, maxLength: maxLength, signingInputHash: &signingInputHash).claims
+        return try verify(token, keys: keys, maxLength: maxLength, signingInputHash: &signingInputHash, onlyWithoutFetching: nil)!.claims
     }
 
     /// The claims and the SHA-256 of the whole token (lowercase hex, as `SHA256.hexDigest` of its UTF-8), for a
     /// replay record: the signature check's hash of `header.payload` continued with the rest of the token, so the
     /// kilobyte is hashed once instead of twice.
-    static func verifyWithDigest(_ token: String, keys: any AppleKeySet,
-                                 maxLength: Int) throws(TokenRejection) -> (claims: AppleClaims, tokenDigest: String) {
+    /// With `onlyWithoutFetching`, nil (before any signature work) when the token's key would be fetched first.
+    static func verifyWithDigest(_ token: String, keys: any AppleKeySet, maxLength: Int,
+                                 onlyWithoutFetching fetching: (any AppleKeyFetching)? = nil) throws(TokenRejection) -> (claims: AppleClaims, tokenDigest: String)? {
         var tokenHash = SHA256Stream()
-        let verified = try verify(token, keys: keys, maxLength: maxLength, signingInputHash: &tokenHash)
+        guard let verified = try verify(token, keys: keys, maxLength: maxLength, signingInputHash: &tokenHash,
+                                        onlyWithoutFetching: fetching) else { return nil }
         var token = token
         token.withUTF8 { tokenHash.update(UnsafeBufferPointer(rebasing: $0[verified.signingInputLength...])) }
         return (verified.claims, tokenHash.finalizedHex())
@@ -24,8 +26,9 @@ enum AppleSignedClaims {
 
     /// `signingInputHash`, a fresh stream, holds the SHA-256 state after `header.payload` when this returns.
     private static func verify(
-        _ token: String, keys: any AppleKeySet, maxLength: Int, signingInputHash: inout SHA256Stream
-    ) throws(TokenRejection) -> (claims: AppleClaims, signingInputLength: Int) {
+        _ token: String, keys: any AppleKeySet, maxLength: Int, signingInputHash: inout SHA256Stream,
+        onlyWithoutFetching fetching: (any AppleKeyFetching)?
+    ) throws(TokenRejection) -> (claims: AppleClaims, signingInputLength: Int)? {
         let jws: CompactJWS
         do {
             jws = try CompactJWS(parsing: token, maxLength: maxLength)
@@ -38,6 +41,7 @@ enum AppleSignedClaims {
             throw .algorithmNotAllowed((jws.algorithm ?? "none").loggable)
         }
         guard let kid = jws.keyID, !kid.isEmpty else { throw .missingKeyID }
+        if let fetching, !fetching.answersWithoutFetching(kid) { return nil }
         let key = try keys.key(for: kid)
         guard key.verifyRS256(signature: jws.signature, message: jws.signingInput, hashingInto: &signingInputHash) else {
             throw .badSignature
@@ -49,7 +53,8 @@ enum AppleSignedClaims {
     }
 
     /// Whether `verify` would find the token's key without fetching; true too when it refuses the token first.
-    static func answersWithoutFetching(_ token: String, keys: any AppleKeySet, maxLength: Int) -> Bool {
+    static func answersWithoutFetching(_ token: String, keys: (any AppleKeyFetching)?, maxLength: Int) -> Bool {
+        guard let keys else { return true }
         // The header alone decides it: a kilobyte of payload and signature need not be decoded twice.
         guard let header = CompactJWS.header(ofToken: token, maxLength: maxLength), header["alg"]?.stringValue == "RS256",
               let kid = header["kid"]?.stringValue, !kid.isEmpty else { return true }

@@ -6,36 +6,34 @@ import TextBytes
 public final class IdentityTokenVerifier: Sendable {
     public let policy: VerificationPolicy
     private let keys: any AppleKeySet
+    /// The same keys when they may be fetched: asked whether a key would be.
+    private let fetching: (any AppleKeyFetching)?
     private let clock: WallClock
 
     public init(policy: VerificationPolicy, keys: any AppleKeySet, clock: WallClock = .system) {
         self.policy = policy
         self.keys = keys
+        self.fetching = keys as? any AppleKeyFetching
         self.clock = clock
     }
 
-    /// With `fetchingKeys` false, only keys already held are used: nothing is fetched or waited for.
-    public func verify(_ token: String, context: VerificationContext = VerificationContext(),
-                       fetchingKeys: Bool = true) throws(TokenRejection) -> AppleIdentity {
-        try verified(token, keys: fetchingKeys ? keys : HeldKeys(base: keys), context: context)
+    /// Verifies `token`, fetching Apple's keys when its key is not held (or is due a refresh).
+    public func verify(_ token: String, context: VerificationContext = VerificationContext()) throws(TokenRejection) -> AppleIdentity {
+        try verified(token, context: context, onlyWithoutFetching: nil)!
     }
 
     /// For a thread that must not wait on Apple: nil, before any signature work, when the token's key is not held or
-    /// is due a refresh (verify it again where fetching is allowed); otherwise what `verify` answers. The token's
-    /// header is decoded once: asking `verifiesWithoutFetching` first decoded it twice.
+    /// is due a refresh (verify it where fetching is allowed); otherwise what `verify` answers. The token's header is
+    /// decoded once: asking `verifiesWithoutFetching` first decoded it twice.
     public func verifyIfKeyHeld(_ token: String,
                                 context: VerificationContext = VerificationContext()) throws(TokenRejection) -> AppleIdentity? {
-        let keySet = KeysHeldNow(base: keys)
-        do {
-            return try verified(token, keys: keySet, context: context)
-        } catch {
-            if keySet.wouldFetch { return nil }
-            throw error
-        }
+        try verified(token, context: context, onlyWithoutFetching: fetching)
     }
 
-    private func verified(_ token: String, keys: any AppleKeySet, context: VerificationContext) throws(TokenRejection) -> AppleIdentity {
-        let (claims, tokenDigest) = try AppleSignedClaims.verifyWithDigest(token, keys: keys, maxLength: policy.maximumTokenLength)
+    private func verified(_ token: String, context: VerificationContext,
+                          onlyWithoutFetching fetching: (any AppleKeyFetching)?) throws(TokenRejection) -> AppleIdentity? {
+        guard let (claims, tokenDigest) = try AppleSignedClaims.verifyWithDigest(
+            token, keys: keys, maxLength: policy.maximumTokenLength, onlyWithoutFetching: fetching) else { return nil }
         var identity = try check(claims, context: context)
         identity.tokenDigest = tokenDigest
         return identity
@@ -44,7 +42,7 @@ public final class IdentityTokenVerifier: Sendable {
     /// Whether verifying `token` would need no call to Apple: its key is held (or the token will be refused
     /// before any key is needed).
     public func verifiesWithoutFetching(_ token: String) -> Bool {
-        AppleSignedClaims.answersWithoutFetching(token, keys: keys, maxLength: policy.maximumTokenLength)
+        AppleSignedClaims.answersWithoutFetching(token, keys: fetching, maxLength: policy.maximumTokenLength)
     }
 
     /// The claim rules, for a token whose signature already verified.

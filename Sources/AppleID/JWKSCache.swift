@@ -7,7 +7,7 @@ import JSON
 /// - An unknown `kid` forces one re-fetch; forced fetches are at least `minimumRefetchInterval` apart, and
 ///   concurrent callers share one fetch (single flight).
 /// - When Apple is unreachable the keys already held keep serving; with none at all callers get `.keysUnavailable`.
-public final class JWKSCache: AppleKeySet, @unchecked Sendable {
+public final class JWKSCache: AppleKeySet, AppleKeyFetching, @unchecked Sendable {
     public struct Settings: Sendable {
         public var minimumRefetchInterval: TimeInterval = 30
         public var defaultLifetime: TimeInterval = 3600
@@ -70,13 +70,6 @@ public final class JWKSCache: AppleKeySet, @unchecked Sendable {
         let now = clock.now
         if keys[kid] != nil, now < freshUntil { return true }
         return !fetching && !mayFetch(now: now)
-    }
-
-    public func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey {
-        condition.lock()
-        defer { condition.unlock() }
-        if let key = keys[kid] { return key }
-        throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid.loggable)
     }
 
     /// Fetches now if allowed (used at start-up to warm the cache). Returns whether keys are held.

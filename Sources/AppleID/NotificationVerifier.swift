@@ -10,11 +10,14 @@ public final class NotificationVerifier: Sendable {
 
     public let policy: VerificationPolicy
     private let keys: any AppleKeySet
+    /// The same keys when they may be fetched: asked whether a key would be.
+    private let fetching: (any AppleKeyFetching)?
     private let clock: WallClock
 
     public init(policy: VerificationPolicy, keys: any AppleKeySet, clock: WallClock = .system) {
         self.policy = policy
         self.keys = keys
+        self.fetching = keys as? any AppleKeyFetching
         self.clock = clock
     }
 
@@ -56,7 +59,7 @@ public final class NotificationVerifier: Sendable {
     public func verifiesWithoutFetching(_ body: [UInt8]) -> Bool {
         guard body.count <= Self.maximumBodyLength, let document = try? JSONValue.parse(body),
               let payload = document["payload"]?.stringValue else { return true }
-        return AppleSignedClaims.answersWithoutFetching(payload, keys: keys, maxLength: CompactJWS.defaultMaxLength)
+        return AppleSignedClaims.answersWithoutFetching(payload, keys: fetching, maxLength: CompactJWS.defaultMaxLength)
     }
 
     /// Apple documents `events` as a JSON string holding an object; an object as such is accepted too.

@@ -10,8 +10,4 @@ public struct StaticKeySet: AppleKeySet {
         guard let key = keys[kid] else { throw .unknownKeyID(kid.loggable) }
         return key
     }
-
-    public func answersWithoutFetching(_ kid: String) -> Bool { true }
-
-    public func heldKey(for kid: String) throws(TokenRejection) -> RSAPublicKey { try key(for: kid) }
 }

@@ -49,7 +49,9 @@ public final class AppleIDStandIn: HTTPResponder, Sendable {
         self.state = Lock(SimulatorState(keys: SigningKeyRing(current: try SigningKey.generate())))
     }
 
-    public func respond(to request: Request) throws -> Response {
+    public func respond(to request: Request) -> Reply { Reply(catching: { try answer(request) }) }
+
+    func answer(_ request: Request) throws -> Response {
         let method = request.method == "HEAD" ? "GET" : request.method
         let unavailable = state.withLock { state in
             if method == "GET" && request.path == "/auth/keys" { state.jwksFetchCount += 1 }

@@ -43,29 +43,29 @@ public enum CompositionRoot {
 
     /// What most handlers share, each built once: the store, Apple's services, the secrets, the pages, the rate
     /// limit, browser sessions, the provider's keys and access tokens.
-    struct SharedServices {
-        let configuration: BridgeConfiguration
-        let store: any Store
-        let clock: WallClock
-        let metrics: Metrics
-        let logger: Logger
-        let apple: AppleServices
-        let secrets: ServerSecrets
-        let publicDirectory: String
-        let logo: SiteLogo?
-        let pages: Pages
-        let clientAddresses: ClientAddresses
-        let rateLimit: SignInRateLimit
-        let sessions: BrowserSessions
-        let providerKeys: ProviderKeyRing
-        let accessTokens: AccessTokens
-        let returnDestination: ReturnDestination
-        let vault: AppleTokenVault
+    package struct SharedServices {
+        package let configuration: BridgeConfiguration
+        package let store: any Store
+        package let clock: WallClock
+        package let metrics: Metrics
+        package let logger: Logger
+        package let apple: AppleServices
+        package let secrets: ServerSecrets
+        package let publicDirectory: String
+        package let logo: SiteLogo?
+        package let pages: Pages
+        package let clientAddresses: ClientAddresses
+        package let rateLimit: SignInRateLimit
+        package let sessions: BrowserSessions
+        package let providerKeys: ProviderKeyRing
+        package let accessTokens: AccessTokens
+        package let returnDestination: ReturnDestination
+        package let vault: AppleTokenVault
     }
 
-    static func sharedServices(_ configuration: BridgeConfiguration, resourcesDirectory: String,
-                               transport: any AppleHTTPTransport, clock: WallClock, logger: Logger,
-                               signInRequestsPerMinute: Int) throws -> SharedServices {
+    package static func sharedServices(_ configuration: BridgeConfiguration, resourcesDirectory: String,
+                                       transport: any AppleHTTPTransport, clock: WallClock, logger: Logger,
+                                       signInRequestsPerMinute: Int) throws -> SharedServices {
         var configuration = configuration
         if configuration.secretKey == nil {
             configuration.secretKey = try DevelopmentSecret.loadOrCreate(at: "data/dev-secret.key")
@@ -96,14 +96,14 @@ public enum CompositionRoot {
 
     /// Signing in: one exchanger (it holds the queue of exchanges to retry), one sign-in transaction, one rule for
     /// sessions and their refresh tokens, one account deletion.
-    struct SignInServices {
-        let relayedCodes: RelayedCodes
-        let sessionIssuer: SessionIssuer
-        let signIn: IdentityTokenSignIn
-        let accountDeletion: AccountDeletion
+    package struct SignInServices {
+        package let relayedCodes: RelayedCodes
+        package let sessionIssuer: SessionIssuer
+        package let signIn: IdentityTokenSignIn
+        package let accountDeletion: AccountDeletion
     }
 
-    static func signInServices(_ shared: SharedServices) -> SignInServices {
+    package static func signInServices(_ shared: SharedServices) -> SignInServices {
         let (configuration, store, clock, apple) = (shared.configuration, shared.store, shared.clock, shared.apple)
         let (metrics, logger, vault) = (shared.metrics, shared.logger, shared.vault)
         let retrier = configuration.requireCodeExchange ? nil : apple.tokenClient.map {
@@ -129,7 +129,7 @@ public enum CompositionRoot {
     }
 
     /// The handlers: the web's, the JSON API's, Apple's callbacks', the OpenID provider's.
-    static func endpoints(_ shared: SharedServices, _ signIn: SignInServices, attemptLookups: AttemptLookups) throws -> Endpoints {
+    package static func endpoints(_ shared: SharedServices, _ signIn: SignInServices, attemptLookups: AttemptLookups) throws -> Endpoints {
         let (configuration, store, clock, pages) = (shared.configuration, shared.store, shared.clock, shared.pages)
         let (metrics, logger, sessions) = (shared.metrics, shared.logger, shared.sessions)
         let recentAttempts = RecentLoginAttempts()
@@ -168,7 +168,7 @@ public enum CompositionRoot {
             providerTokens: ProviderTokenEndpoint(store: store, clock: clock, clientAuthentication: clients,
                                                   accessTokens: shared.accessTokens, idTokens: idTokens,
                                                   keys: shared.providerKeys, sessionIssuer: signIn.sessionIssuer,
-                                                  rateLimit: shared.rateLimit, metrics: metrics, logger: logger),
+                                                  metrics: metrics, logger: logger),
             providerUserinfo: ProviderUserinfo(store: store, clock: clock, accessTokens: shared.accessTokens,
                                                clientAuthentication: clients, logger: logger),
             providerLogout: ProviderLogout(configuration: configuration, store: store, sessions: sessions, idTokens: idTokens,
@@ -179,7 +179,7 @@ public enum CompositionRoot {
 
     /// The route groups: the paths each owns, its error shape, session and CSRF, rate limit, Bearer authentication,
     /// CORS.
-    static func routeGroups(_ shared: SharedServices) -> RouteGroups {
+    package static func routeGroups(_ shared: SharedServices) -> RouteGroups {
         let (configuration, pages, metrics, logger) = (shared.configuration, shared.pages, shared.metrics, shared.logger)
         let pageAnswers = PageAnswers(errors: ErrorMapping(presenter: WebErrorPresenter(pages: pages), logger: logger, metrics: metrics),
                                       languages: pages.catalogs.negotiation)
@@ -195,7 +195,7 @@ public enum CompositionRoot {
             appleCallbacks: AppleCallbackGroup(pages: pageAnswers, jsonErrors: jsonErrors, metrics: metrics, logger: logger),
             operations: OperationsGroup(errors: plainTextErrors, pages: pageAnswers),
             openIDProvider: OpenIDProviderGroup(errors: ErrorMapping(presenter: OAuthErrorPresenter(), logger: logger, metrics: metrics),
-                                                pages: web),
+                                                pages: web, rateLimit: shared.rateLimit),
             forwardAuth: ForwardAuthGroup(errors: plainTextErrors))
     }
 

@@ -163,7 +163,7 @@ final class PendingRequest {
     var remoteAddress = ""
     var status = 0
     var answered = false
-    /// Set while the request is suspended for (or resumed from) an off-listener worker.
+    /// Set while the request is suspended (for an off-listener worker, or work elsewhere) or resumed from it.
     var parked: ParkedRequest?
     /// The connection's deadlines, when they are on.
     var tracked: TrackedConnection?
@@ -231,28 +231,32 @@ enum MicroHTTPDCallbacks {
         var request = Request(method: pending.method, path: pending.path, query: pending.query,
                               headers: pending.headers, body: pending.body, remoteAddress: pending.remoteAddress)
         request.peerIsTrustedProxy = pending.peerIsTrustedProxy
-        request.listenerSlot = ListenerSlot(connection: connection, context: context)
         pending.body = []
         if let tracked = pending.tracked { context.deadlines?.responding(tracked) }
-        return act(on: respond(to: request, context: context), for: request, connection, pending, context)
+        return act(on: context.responder.respond(to: request), connection, pending, context)
     }
 
-    /// Answers, moves the request off the listener, or suspends it, as the chain asked. `request` is as it first
-    /// came in: off the listener the chain runs again from the start, where `isOffListener` tells it that its
-    /// listener-side steps (a rate limit) were done.
-    static func act(on outcome: ChainOutcome, for request: Request, _ connection: OpaquePointer,
-                    _ pending: PendingRequest, _ context: ServerContext) -> MHD_Result {
-        switch outcome {
-        case let .response(response):
+    /// Answers now, moves the rest off the listener, or suspends the connection while work elsewhere finishes, as
+    /// the reply says.
+    static func act(on reply: Reply, _ connection: OpaquePointer, _ pending: PendingRequest,
+                    _ context: ServerContext) -> MHD_Result {
+        switch reply.step {
+        case let .answer(response):
             return answer(connection, pending, response)
-        case .offListener:
-            return moveOffListener(connection, pending, request, context)
-        case let .suspended(parked):
+        case let .failure(error):
+            return answer(connection, pending, failureResponse(error, path: pending.path, context))
+        case let .offListener(work):
+            return moveOffListener(work, connection, pending, context)
+        case let .awaiting(start, then):
+            let parked = ParkedRequest(connection: connection, then: then)
+            let suspended = context.suspended
+            // The work may call back before the connection is suspended: `park` then answers at once.
+            start { rest in suspended.finish(parked, with: .rest(rest)) }
             return park(parked, connection, pending, context)
         }
     }
 
-    /// Suspends the connection until the request's work calls back (see `Request.suspension()`).
+    /// Suspends the connection until the work calls back, or a worker answers.
     static func park(_ parked: ParkedRequest, _ connection: OpaquePointer, _ pending: PendingRequest,
                      _ context: ServerContext) -> MHD_Result {
         switch context.suspended.park(parked) {
@@ -266,8 +270,8 @@ enum MicroHTTPDCallbacks {
         }
     }
 
-    /// Answers a request whose outcome is in: a worker's response, or the chain run again with the rest of the
-    /// work (which may suspend once more).
+    /// Answers a request whose outcome is in: a worker's response, or the rest of the reply, run here with the
+    /// middleware's transforms (it may wait for work elsewhere once more, or continue off the listener).
     static func resume(_ parked: ParkedRequest, _ connection: OpaquePointer, _ pending: PendingRequest,
                        _ context: ServerContext) -> MHD_Result {
         switch parked.outcome {
@@ -275,19 +279,9 @@ enum MicroHTTPDCallbacks {
             return answer(connection, pending, response)
         case nil:
             return answer(connection, pending, context.busy(pending.path))
-        case let .work(work)?:
-            var request = parked.request
-            let resumed = ResumedWork(work)
-            request.resumedWork = resumed
-            let outcome = respond(to: request, context: context)
-            guard resumed.wasTaken else {
-                // A responder without a `Router` in it suspended, and nothing took the work back: run again, it
-                // would suspend again and again.
-                context.logger.error("resumed_work_not_taken", ["path": request.path])
-                return answer(connection, pending, internalError)
-            }
-            // The rest of the work may suspend again, or find it must call Apple.
-            return act(on: outcome, for: parked.request, connection, pending, context)
+        case let .rest(rest)?:
+            guard let then = parked.then else { return answer(connection, pending, internalError) }
+            return act(on: then(rest), connection, pending, context)
         }
     }
 
@@ -329,23 +323,24 @@ enum MicroHTTPDCallbacks {
         return .YES
     }
 
-    /// Suspends the connection and answers the request on a worker; 503 at once when no worker is free.
-    static func moveOffListener(_ connection: OpaquePointer, _ pending: PendingRequest, _ request: Request,
-                                _ context: ServerContext) -> MHD_Result {
+    /// Suspends the connection and runs the rest of the reply on a worker, where it may wait; 503 at once when no
+    /// worker is free.
+    static func moveOffListener(_ work: @escaping @Sendable () -> Reply, _ connection: OpaquePointer,
+                                _ pending: PendingRequest, _ context: ServerContext) -> MHD_Result {
         guard context.offListener.reserve() else { return answer(connection, pending, context.busy(pending.path)) }
-        var offListener = request
-        offListener.isOffListener = true
-        offListener.listenerSlot = nil
-        let parked = ParkedRequest(connection: connection, request: offListener)
+        let parked = ParkedRequest(connection: connection, then: nil)
         guard context.suspended.park(parked) == .suspended else {
             context.offListener.cancelReservation()
             return answer(connection, pending, context.busy(pending.path))
         }
         pending.parked = parked
-        context.offListener.run { [offListener] in
-            let response = switch respond(to: offListener, context: context) {
-            case let .response(response): response
-            case .offListener, .suspended: internalError  // neither is possible off the listener
+        let path = pending.path
+        context.offListener.run {
+            let response: Response
+            do {
+                response = try work().wait()
+            } catch {
+                response = failureResponse(error, path: path, context)
             }
             context.suspended.finish(parked, with: .response(response))
         }
@@ -381,31 +376,13 @@ enum MicroHTTPDCallbacks {
         context.requestCompleted?(pending.path, pending.status, Double(now &- pending.started) / 1e9)
     }
 
-    enum ChainOutcome {
-        case response(Response)
-        /// Run the chain again off the listener (`OffListenerRequired`).
-        case offListener
-        /// The connection waits for work finishing elsewhere (`RequestSuspended`).
-        case suspended(ParkedRequest)
-    }
-
     static let internalError = Response.text("The server could not answer this request.\n", status: 500)
 
-    /// The responder chain's answer, or what the listener must do instead.
-    static func respond(to request: Request, context: ServerContext) -> ChainOutcome {
-        do {
-            return .response(try context.responder.respond(to: request))
-        } catch let suspended as RequestSuspended where request.listenerSlot != nil && !request.isOffListener {
-            // First: every sign-in suspends once, and each failed cast before this one cost about 300 instructions.
-            return .suspended(suspended.parked)
-        } catch let error as HTTPError {
-            return .response(error.plainTextResponse)
-        } catch is OffListenerRequired where !request.isOffListener {
-            return .offListener
-        } catch {
-            context.logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
-            return .response(internalError)
-        }
+    /// The answer to a failure no middleware presented: an `HTTPError` with its status, anything else 500.
+    static func failureResponse(_ error: any Error, path: String, _ context: ServerContext) -> Response {
+        if let error = error as? HTTPError { return error.plainTextResponse }
+        context.logger.error("unhandled_error", ["path": path, "error": String(describing: type(of: error))])
+        return internalError
     }
 
     static func tooLarge(_ pending: PendingRequest, _ context: ServerContext) -> Response {

@@ -3,15 +3,6 @@ import Foundation
 import Locking
 import WorkerThreads
 
-/// Thrown by a responder running on a listener thread, before any side effect, when answering needs something
-/// slow (a call to another server). The listener then suspends the connection and runs the whole responder
-/// chain again for the same request on a worker thread, where `Request.isOffListener` is true, so no listener
-/// thread (each serves many connections) ever waits. Throwing it off the listener is a bug and answers 500.
-public struct OffListenerRequired: Error, Sendable, CustomStringConvertible {
-    public init() {}
-    public var description: String { "this request must be answered off the listener thread" }
-}
-
 /// A bounded pool of worker threads for requests moved off the listener. A slot is reserved before the
 /// connection is suspended, so a full pool is answered at once (503) instead of queueing without bound.
 final class OffListenerPool: Sendable {
@@ -68,24 +59,26 @@ struct ConnectionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-/// One suspended request: the connection to resume, the request (to run again after a suspension), and its
-/// outcome once known: the answer a worker produced, or the rest of the work to run on the listener.
+/// One suspended request: the connection to resume, and its outcome once known: the answer a worker produced, or
+/// the rest of a reply that waited for work elsewhere, to run on the listener with the middleware's transforms.
 final class ParkedRequest: Sendable {
     enum Outcome: Sendable {
         case response(Response)
-        case work(@Sendable () throws -> Response)
+        case rest(Reply.Rest)
     }
 
     let connection: ConnectionHandle
-    let request: Request
+    /// How the rest is run once it is in (the transforms of the middleware around the handler); nil for a
+    /// request a worker answers.
+    let then: (@Sendable (@escaping Reply.Rest) -> Reply)?
     /// The outcome, set once (by the worker or the finished work, or by shutdown), and whether the connection is
     /// suspended. Each request has its own lock: one shared by all of them was contended under sign-ins, between
     /// listener threads suspending and the database writer resuming.
     private let state = Lock<(outcome: Outcome?, isSuspended: Bool)>((nil, false))
 
-    init(connection: OpaquePointer, request: Request) {
+    init(connection: OpaquePointer, then: (@Sendable (@escaping Reply.Rest) -> Reply)?) {
         self.connection = ConnectionHandle(pointer: connection)
-        self.request = request
+        self.then = then
     }
 
     var outcome: Outcome? { state.withLock { $0.outcome } }

@@ -12,20 +12,10 @@ public struct Request: Sendable {
     public private(set) var sentCookies: [(name: String, value: String)]
     public var body: [UInt8]
     public var remoteAddress: String
-    /// True when the request runs on an off-listener worker, where slow work is allowed (see
-    /// `OffListenerRequired`); false on a listener thread.
-    public var isOffListener = false
     /// Whether the peer is a proxy whose X-Forwarded-For is believed. The listener sets it from
     /// `ServerConfiguration.trustsForwardedFor` when the request carries X-Forwarded-For (else it does not
     /// matter and stays false); a request made in code trusts a loopback peer.
     public var peerIsTrustedProxy: Bool
-    /// The connection, while the request is answered on a listener thread (see `suspension()`).
-    var listenerSlot: ListenerSlot?
-    /// Set when the chain runs again after a suspension (see `takeResumedWork()`).
-    var resumedWork: ResumedWork?
-    /// The route the `Router` resolved for this request, kept for the chain's run after a suspension: the same
-    /// path and method resolve to the same route, and looking it up again hashed both.
-    var resolvedRoute: (router: ObjectIdentifier, group: RouteGroup, handler: Router.Handler)?
 
     public init(method: String, path: String, query: FormFields = FormFields(),
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {

@@ -6,16 +6,17 @@ import TextBytes
 /// another character that is canonically the same (KELVIN SIGN for `K`) would equal a registered one.
 ///
 /// Every answer, the router's own 404 and 405 included, runs inside the middleware of the group the path belongs
-/// to (`group(owning:)`). This is also the one place where a request resumed after a suspension takes the rest of
-/// its work (see `Request.suspension()`): the router runs it instead of the route's handler, inside the same
-/// middleware, so no handler or group has anything to remember.
+/// to (`group(owning:)`), and so does whatever of a `Reply` follows later (off the listener, after a commit).
 public struct Router: HTTPResponder {
+    /// A handler that answers now.
     public typealias Handler = @Sendable (Request) throws -> Response
+    /// A handler whose answer may follow off the listener, or after work elsewhere (see `Reply`).
+    public typealias ReplyHandler = @Sendable (Request) throws -> Reply
 
     /// A handler in the group whose middleware answers around it (see `RouteGroup.route(_:)`).
     public struct Route: Sendable {
         public let group: RouteGroup
-        let handler: Handler
+        let handler: ReplyHandler
     }
 
     /// One registration, as made (the HEAD implied by a GET is not listed).
@@ -99,24 +100,12 @@ public struct Router: HTTPResponder {
     public static let otherMetricsRoute = "other"
 
 
-    public func respond(to request: Request) throws -> Response {
-        var request = request
-        // A router is known by its fallback group: a route another router resolved is never taken for its own.
-        let identity = ObjectIdentifier(fallback)
-        let (group, handler): (RouteGroup, Handler)
-        if request.resumedWork != nil, let resolved = request.resolvedRoute, resolved.router == identity {
-            (group, handler) = (resolved.group, resolved.handler)
-        } else {
-            (group, handler) = resolve(request)
-            request.resolvedRoute = (identity, group, handler)
-        }
-        return try group.middleware.respond(to: request) { request in
-            if let rest = request.takeResumedWork() { return try rest() }
-            return try handler(request)
-        }
+    public func respond(to request: Request) -> Reply {
+        let (group, handler) = resolve(request)
+        return group.middleware.respond(to: request) { request in Reply(catching: { try handler(request) }) }
     }
 
-    private func resolve(_ request: Request) -> (RouteGroup, Handler) {
+    private func resolve(_ request: Request) -> (RouteGroup, ReplyHandler) {
         if let routes = exactRoutes(request.path) {
             // Two ASCII texts are canonically equal only when their bytes are; a method is an ASCII token.
             if request.method.utf8.allSatisfy({ $0 < 0x80 }), let route = routes.byMethod[request.method] {

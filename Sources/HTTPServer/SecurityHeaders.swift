@@ -18,17 +18,23 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         self.sessionCookieNames = sessionCookieNames
     }
 
-    public func respond(to request: Request) throws -> Response {
-        var response: Response
-        do {
-            response = try next.respond(to: request)
-        } catch var error as HTTPError {
-            apply(to: &error.headers, isHTML: true, hasBody: true, request: request, setsCookie: false)
-            throw error
+    public func respond(to request: Request) -> Reply {
+        // What the answer needs, and not `self`, whose copy would retain the whole responder chain.
+        let (policy, sessionCookieNames) = (contentSecurityPolicy, sessionCookieNames)
+        return next.respond(to: request).then { outcome in
+            switch outcome {
+            case var .success(response):
+                Self.apply(to: &response.headers, isHTML: response.isHTML, hasBody: !response.body.isEmpty, request: request,
+                           setsCookie: response.headers.contains("Set-Cookie"), policy: policy, sessionCookieNames: sessionCookieNames)
+                return Reply(response)
+            case var .failure(error as HTTPError):
+                Self.apply(to: &error.headers, isHTML: true, hasBody: true, request: request, setsCookie: false,
+                           policy: policy, sessionCookieNames: sessionCookieNames)
+                return .failure(error)
+            case let .failure(error):
+                return .failure(error)
+            }
         }
-        apply(to: &response.headers, isHTML: response.isHTML, hasBody: !response.body.isEmpty, request: request,
-              setsCookie: response.headers.contains("Set-Cookie"))
-        return response
     }
 
     /// The headers every HTML page gets.
@@ -51,8 +57,9 @@ public struct SecurityHeaders<Next: HTTPResponder>: HTTPResponder {
         }
     }
 
-    private func apply(to headers: inout HTTPHeaders, isHTML: Bool, hasBody: Bool, request: Request, setsCookie: Bool) {
-        Self.addContentHeaders(to: &headers, isHTML: isHTML, hasBody: hasBody, contentSecurityPolicy: contentSecurityPolicy)
+    private static func apply(to headers: inout HTTPHeaders, isHTML: Bool, hasBody: Bool, request: Request, setsCookie: Bool,
+                              policy: String, sessionCookieNames: Set<String>) {
+        addContentHeaders(to: &headers, isHTML: isHTML, hasBody: hasBody, contentSecurityPolicy: policy)
         // One cookie looked up per session cookie name: building the request's whole cookie dictionary for
         // every response showed in profiles.
         let carriesSession = setsCookie || request.bearerToken != nil

@@ -16,7 +16,7 @@ public struct ServerConfiguration: Sendable {
     public var connectionMemoryLimit: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownGraceSeconds: Double
-    /// Worker threads for requests that must not be answered on a listener thread (see `OffListenerRequired`),
+    /// Worker threads for the part of a reply that may wait (`Reply.offListener`, e.g. a call to Apple),
     /// and how many more such requests may wait for one; beyond both, 503 with `Retry-After` at once.
     public var offListenerWorkers = 64
     public var offListenerQueue = 64

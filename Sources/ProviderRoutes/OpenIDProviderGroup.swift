@@ -10,10 +10,12 @@ import WebRoutes
 package struct OpenIDProviderGroup: Sendable {
     package let oauth: RouteGroup
     package let pages: WebPageGroup
+    package let rateLimit: SignInRateLimit
 
-    package init(errors: ErrorMapping<OAuthErrorPresenter>, pages: WebPageGroup) {
+    package init(errors: ErrorMapping<OAuthErrorPresenter>, pages: WebPageGroup, rateLimit: SignInRateLimit) {
         oauth = RouteGroup("oauth", owning: ["/oauth/"], errors)
         self.pages = pages
+        self.rateLimit = rateLimit
     }
 
     /// A document every client may fetch and cache briefly (a rotated key shows up within five minutes).
@@ -29,11 +31,17 @@ package struct OpenIDProviderGroup: Sendable {
     package func page(_ handler: @escaping Router.Handler) -> Router.Route { pages.page(handler) }
 
     /// A page that also sees the visitor's session, if any.
-    package func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Response) -> Router.Route {
+    package func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Reply) -> Router.Route {
         pages.page(visiting: handler)
     }
 
     package func endpoint(_ handler: @escaping Router.Handler) -> Router.Route { oauth.route(handler) }
+
+    /// An endpoint whose answer may follow a write's commit; with `rateLimited`, at most so many calls per client
+    /// address.
+    package func endpoint(rateLimited: Bool = false, replying handler: @escaping Router.ReplyHandler) -> Router.Route {
+        oauth.route(replying: rateLimited ? rateLimit.limiting(handler) : handler)
+    }
 }
 
 extension OpenIDProviderGroup {
@@ -47,9 +55,9 @@ extension OpenIDProviderGroup {
         router.add("POST", ProviderEndpoints.authorization, page(visiting: authorization.authorize))
         router.add("GET", ProviderEndpoints.endSession, page(visiting: logout.endSession))
         router.add("POST", ProviderEndpoints.endSession, page(visiting: logout.endSession))
-        router.add("POST", ProviderEndpoints.token, endpoint(tokens.token))
+        router.add("POST", ProviderEndpoints.token, endpoint(rateLimited: true, replying: tokens.token))
         router.add("GET", ProviderEndpoints.userinfo, endpoint(userinfo.userinfo))
         router.add("POST", ProviderEndpoints.userinfo, endpoint(userinfo.userinfo))
-        router.add("POST", ProviderEndpoints.revocation, endpoint(userinfo.revoke))
+        router.add("POST", ProviderEndpoints.revocation, endpoint(replying: userinfo.revoke))
     }
 }

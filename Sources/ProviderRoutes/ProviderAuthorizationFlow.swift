@@ -47,7 +47,7 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     }
 
     /// `GET` and `POST /oauth/authorize` (OpenID Connect Core 3.1.2.1 takes both; a POST's parameters are its form).
-    package func authorize(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
+    package func authorize(_ request: Request, _ visit: SignedInVisit?) throws -> Reply {
         let parameters = try Self.parameters(of: request)
         let authorization: AuthorizationRequest
         do {
@@ -55,16 +55,16 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
                                                              clients: configuration.clients)
         } catch let .redirect(error, description, redirectURI, state) {
             metrics.increment("bridge_oidc_authorize_refusals_total", ["error": error])
-            return answer(to: redirectURI, mode: ResponseMode.requested { parameters[$0] },
-                          ["error": error, "error_description": description], state: state)
+            return Reply(answer(to: redirectURI, mode: ResponseMode.requested { parameters[$0] },
+                                ["error": error, "error_description": description], state: state))
         } catch {
             metrics.increment("bridge_oidc_authorize_refusals_total", ["error": "invalid_client_or_redirect_uri"])
-            return pages.error(status: 400, heading: "This sign-in link is not valid",
-                               message: Self.wording(error), retryURL: nil)
+            return Reply(pages.error(status: 400, heading: "This sign-in link is not valid",
+                                     message: Self.wording(error), retryURL: nil))
         }
-        func refuse(_ error: String, _ description: String) -> Response {
+        func refuse(_ error: String, _ description: String) -> Reply {
             metrics.increment("bridge_oidc_authorize_refusals_total", ["error": error])
-            return answer(to: authorization, ["error": error, "error_description": description])
+            return Reply(answer(to: authorization, ["error": error, "error_description": description]))
         }
         guard login.isConfigured else {
             return refuse("temporarily_unavailable", "Sign in with Apple is not configured for the web")
@@ -113,7 +113,7 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
 
     /// Single sign-on: a code for the signed-in member, whose `auth_time` is when the session began. Each code is a
     /// write, so it takes the sign-in rate limit's admission, in the same transaction, as a login page's attempt does.
-    package func handOver(_ request: Request, _ authorization: AuthorizationRequest, to visit: SignedInVisit) throws -> Response {
+    package func handOver(_ request: Request, _ authorization: AuthorizationRequest, to visit: SignedInVisit) throws -> Reply {
         let stored = ProviderAuthorization(
             stateHash: "", clientID: authorization.client.clientID, redirectURI: authorization.redirectURI,
             clientState: authorization.state, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
@@ -123,7 +123,7 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
         let user = visit.user
         metrics.increment("bridge_oidc_single_sign_ons_total", ["client_id": authorization.client.clientID])
         let admission = rateLimit.admission(of: request)
-        return try request.answer(afterWriting: { transaction in
+        return request.answer(afterWriting: { transaction in
             try admission.admit(in: transaction)
             try issued.store(transaction, user)
         }, to: store, isolation: RateLimitAdmission.isolation) { [self] in
@@ -159,12 +159,12 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     /// Apple reported an error (the person cancelled): when the attempt belongs to a provider authorization, the
     /// client hears `access_denied` on its redirect URI (once the attempt is spent; the listener thread is not held
     /// while that waits for its commit); nil otherwise.
-    package func appleError(_ request: Request, _ fields: FormFields, appleError: String) throws -> Response? {
+    package func appleError(_ request: Request, _ fields: FormFields, appleError: String) throws -> Reply? {
         guard let state = fields["state"], !state.isEmpty else { return nil }
         let stateHash = SecretTokens.digest(state)
         guard let authorization = try store.read({ try $0.providerAuthorization(stateHash: stateHash) }) else { return nil }
         let now = clock.now
-        return try request.answer(afterWriting: { try $0.consumeLoginAttempt(state: stateHash, now: now) }, to: store) {
+        return request.answer(afterWriting: { try $0.consumeLoginAttempt(state: stateHash, now: now) }, to: store) {
             [self] consumed in
             guard consumed else { throw SignInFailure.loginAttemptAlreadyUsed }
             let cancelled = appleError == AppleOAuthError.userCancelledAuthorize.rawValue

@@ -36,35 +36,35 @@ package struct ProviderLogout: Sendable {
 
     package static let parameters = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"]
 
-    package func endSession(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
+    package func endSession(_ request: Request, _ visit: SignedInVisit?) throws -> Reply {
         let parameters = try ProviderAuthorizationFlow.parameters(of: request)
         if let repeated = parameters.repeatedNames.intersection(Self.parameters).sorted().first {
-            return refusal("The sign-out link names \(repeated) more than once, so nothing was done.")
+            return Reply(refusal("The sign-out link names \(repeated) more than once, so nothing was done."))
         }
         var hint: IDTokenHint?
         if let token = parameters["id_token_hint"], !token.isEmpty {
             hint = idTokens.idTokenHint(token, publicKey: keys.publicKey)
-            if hint == nil { return refusal("The app that sent you here gave a sign-in token this service did not issue, so nothing was done.") }
+            if hint == nil { return Reply(refusal("The app that sent you here gave a sign-in token this service did not issue, so nothing was done.")) }
         }
         let named = parameters["client_id"].flatMap { $0.isEmpty ? nil : $0 }
         if let named, let hint, !named.hasSameUTF8(as: hint.audience) {
-            return refusal("The sign-out link names one app and carries another app's sign-in token, so nothing was done.")
+            return Reply(refusal("The sign-out link names one app and carries another app's sign-in token, so nothing was done."))
         }
         var afterwards = SessionPages.signedOutURL
         if let uri = parameters["post_logout_redirect_uri"], !uri.isEmpty {
             guard let clientID = named ?? hint?.audience, let client = configuration.clients.client(clientID),
                   client.allowsPostLogoutRedirect(to: uri) else {
-                return refusal("The app that sent you here asked to return to an address it has not registered for after signing out, so nothing was done.")
+                return Reply(refusal("The app that sent you here asked to return to an address it has not registered for after signing out, so nothing was done."))
             }
             afterwards = parameters["state"].map { RedirectURI.appending([("state", $0)], to: uri) } ?? uri
         }
-        guard let visit else { return Self.redirect(to: afterwards) }  // nobody is signed in here: nothing to end
+        guard let visit else { return Reply(Self.redirect(to: afterwards)) }  // nobody is signed in here: nothing to end
         let confirmed = hint.map { $0.memberID == visit.user.id } ?? false
             || (request.method.hasSameUTF8(as: "POST") && sessions.carriesCSRFToken(request, of: visit))
-        guard confirmed else { return confirmation(parameters, visit) }
+        guard confirmed else { return Reply(confirmation(parameters, visit)) }
         let (idHash, userID, cookieName, destination) = (visit.session.idHash, visit.session.userID,
                                                          configuration.cookieNames.session, afterwards)
-        return try request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [logger] _ in
+        return request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [logger] _ in
             logger.info("signed_out", ["user_id": String(userID), "flow": "end_session"])
             var response = Self.redirect(to: destination)
             response.setCookie(.expired(cookieName))

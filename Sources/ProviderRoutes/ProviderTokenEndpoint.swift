@@ -28,13 +28,12 @@ package struct ProviderTokenEndpoint: Sendable {
     package let keys: ProviderKeyRing
     package let sessionIssuer: SessionIssuer
     /// Shared with /login and the JSON API's sign-in endpoints: a grant writes rows too.
-    package let rateLimit: SignInRateLimit
     package let metrics: Metrics
     package let logger: Logger
 
     package init(store: any Store, clock: WallClock, clientAuthentication: ProviderClientAuthentication,
                  accessTokens: AccessTokens, idTokens: ProviderTokens, keys: ProviderKeyRing,
-                 sessionIssuer: SessionIssuer, rateLimit: SignInRateLimit, metrics: Metrics, logger: Logger) {
+                 sessionIssuer: SessionIssuer, metrics: Metrics, logger: Logger) {
         self.store = store
         self.clock = clock
         self.clientAuthentication = clientAuthentication
@@ -42,7 +41,6 @@ package struct ProviderTokenEndpoint: Sendable {
         self.idTokens = idTokens
         self.keys = keys
         self.sessionIssuer = sessionIssuer
-        self.rateLimit = rateLimit
         self.metrics = metrics
         self.logger = logger
     }
@@ -69,16 +67,15 @@ package struct ProviderTokenEndpoint: Sendable {
 
     /// The rate limit, then the grant: two transactions, and the listener thread serves other connections while
     /// each waits for its group commit.
-    package func token(_ request: Request) throws -> Response {
-        return try rateLimit.admitting(request) { [self] in try grantTokens(request) }
-    }
+    /// Registered rate limited (`OpenIDProviderGroup.register`).
+    package func token(_ request: Request) throws -> Reply { try grantTokens(request) }
 
     /// The parameters of both grants and of client authentication: RFC 6749 §3.1 forbids repeating them, and asks
     /// that any other be ignored.
     package static let parameters: Set<String> = ["grant_type", "code", "redirect_uri", "client_id", "client_secret",
                                           "code_verifier", "refresh_token", "scope"]
 
-    private func grantTokens(_ request: Request) throws -> Response {
+    private func grantTokens(_ request: Request) throws -> Reply {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         if let repeated = form.repeatedNames.intersection(Self.parameters).sorted().first {
             throw OAuthRefusal.invalidRequest("the parameter \(repeated) is repeated")  // RFC 6749 §3.1
@@ -91,7 +88,7 @@ package struct ProviderTokenEndpoint: Sendable {
         case nil: throw OAuthRefusal.invalidRequest("grant_type is missing")
         default: throw OAuthRefusal(status: 400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token")
         }
-        return try request.answer(afterWriting: transaction, to: store) { [self] outcome in
+        return request.answer(afterWriting: transaction, to: store) { [self] outcome in
             // Counted here, after the commit: a write closure may run twice (see `Store.write`).
             if case let .failure(refusal) = outcome, let replay = refusal.replay {
                 switch replay {

@@ -54,7 +54,7 @@ package struct ProviderUserinfo: Sendable {
     /// Revokes a refresh token's family (and its session) or an access token's session, when they belong to the
     /// calling client. Answers 200 whatever the token was, as RFC 7009 §2.2 asks.
     /// The listener thread serves other connections while the write waits for its commit.
-    package func revoke(_ request: Request) throws -> Response {
+    package func revoke(_ request: Request) throws -> Reply {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         if let repeated = form.repeatedNames.intersection(["token", "token_type_hint", "client_id", "client_secret"]).sorted().first {
             throw OAuthRefusal.invalidRequest("the parameter \(repeated) is repeated")  // RFC 6749 §3.1
@@ -63,7 +63,7 @@ package struct ProviderUserinfo: Sendable {
         guard let token = form["token"], !token.isEmpty else { throw OAuthRefusal.invalidRequest("token is missing") }
         let now = clock.now
         let (clientID, accessClaims) = (client.clientID, accessTokens.verify(token, now: now))
-        return try request.answer(afterWriting: { transaction in
+        return request.answer(afterWriting: { transaction in
             if let claims = accessClaims {
                 if claims.clientID.hasSameUTF8(as: clientID) { _ = try transaction.deleteSession(idHash: claims.sessionIDHash) }
                 return

@@ -1,7 +1,6 @@
 import AppleID
 import BridgeMetrics
 import Foundation
-import HTTPServer
 import Logging
 import Storage
 import Webhooks
@@ -33,18 +32,36 @@ package struct AccountDeletion: Sendable {
         self.logger = logger
     }
 
-    /// Deletes the user after trying to revoke their Apple token, then answers with `answer(what happened at
-    /// Apple)`. On a listener thread, a revocation that would call Apple first moves the request off it
-    /// (`OffListenerRequired`), and the listener is not held while the deletion waits for its commit.
-    package func deleteAccount(userID: Int64, request: Request,
-                               then answer: @escaping @Sendable (RevocationResult) throws -> Response) throws -> Response {
+    /// A member's deletion, decided: their Apple token, if any, and whether revoking it calls Apple now (then
+    /// `delete` may wait for Apple: not on a thread that must not wait).
+    package struct Plan: Sendable {
+        package let userID: Int64
+        package let record: AppleTokenRecord?
+        package let callsApple: Bool
+
+        package init(userID: Int64, record: AppleTokenRecord?, callsApple: Bool) {
+            self.userID = userID
+            self.record = record
+            self.callsApple = callsApple
+        }
+    }
+
+    package func plan(userID: Int64) throws -> Plan {
         let record = try store.read { try $0.appleToken(userID: userID) }
-        try AppleCalls.leaveListener(request, if: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
-        let revocation = record.map(revokeAtApple) ?? .none
-        let write = deletion(of: userID, revocation: revocation, record: record, requestedBy: .member)
-        return try request.answer(afterWriting: write, to: store) { [self] _ in
-            recordDeletion(of: userID, revocation)
-            return try answer(revocation)
+        return Plan(userID: userID, record: record,
+                    callsApple: record != nil && appleTokens?.wouldCall(AppleTokenClient.revokePath) == true)
+    }
+
+    /// Tries to revoke the member's Apple token, then starts the write that deletes them; `completion` hears what
+    /// happened at Apple once it committed (the deletion counted and logged), or the write's error.
+    package func delete(_ plan: Plan, completion: @escaping @Sendable (Result<RevocationResult, any Error>) -> Void) {
+        let revocation = plan.record.map(revokeAtApple) ?? .none
+        let write = deletion(of: plan.userID, revocation: revocation, record: plan.record, requestedBy: .member)
+        store.write(isolation: .serializable, write) { [self] outcome in
+            completion(outcome.map { _ in
+                recordDeletion(of: plan.userID, revocation)
+                return revocation
+            })
         }
     }
 

@@ -62,8 +62,7 @@ package struct CodeExchanger: Sendable {
         self.relayedCodes = relayedCodes
     }
 
-    /// Whether exchanging `code` now means calling Apple, so a listener thread must hand the request over
-    /// (`OffListenerRequired`). False when Apple is not to be called now (too many calls in flight, or the breaker
+    /// Whether exchanging `code` now means calling Apple, so the sign-in continues off the listener. False when Apple is not to be called now (too many calls in flight, or the breaker
     /// is open): the exchange then fails at once, and the sign-in is answered without waiting.
     package func callsApple(code: String?) -> Bool {
         guard let client, let code, !code.isEmpty else { return false }

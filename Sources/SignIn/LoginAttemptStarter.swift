@@ -1,6 +1,5 @@
 import BridgeSettings
 import Foundation
-import HTTPServer
 import JOSE
 import Storage
 
@@ -8,7 +7,7 @@ import Storage
 /// nonce and binding secret, the attempt sealed into its `state` (`SealedLoginState`) so that any instance checks
 /// the callback without a read, and in one transaction the rate limit's admission, the attempt (by the digest of its
 /// state; only digests are stored) and, for a client, its authorization beside it. The listener thread serves other
-/// connections while that write waits for its commit.
+/// connections while that write waits for its commit (`start`, in the web routes).
 package struct LoginAttemptStarter: Sendable {
     package static let lifetime: TimeInterval = 600
 
@@ -41,10 +40,17 @@ package struct LoginAttemptStarter: Sendable {
     /// What an OpenID client's attempt stores beside it, given the attempt's state digest and start time.
     package typealias ClientAuthorization = @Sendable (_ stateDigest: String, _ now: Date) -> ProviderAuthorization
 
-    /// Starts an attempt (finishing `authorization`'s client request when given), then answers with `respond`.
-    /// The rate limit's `admission` and the attempt share one transaction: an upsert and inserts, so READ COMMITTED.
-    package func start(_ request: Request, admission: RateLimitAdmission, for authorization: ClientAuthorization? = nil,
-                       then respond: @escaping @Sendable (Started) throws -> Response) throws -> Response {
+    /// An attempt made and sealed, its transaction yet to run: the rate limit's admission, the attempt and, for a
+    /// client, its authorization. An upsert and inserts, so READ COMMITTED (`isolation`).
+    package struct Prepared: Sendable {
+        package let started: Started
+        package let write: @Sendable (any StoreTransaction) throws -> Void
+        let clientAuthorization: ProviderAuthorization?
+        package var isolation: WriteIsolation { RateLimitAdmission.isolation }
+    }
+
+    /// Makes an attempt (finishing `authorization`'s client request when given) for the caller to write.
+    package func prepare(admission: RateLimitAdmission, for authorization: ClientAuthorization? = nil) throws -> Prepared {
         let now = admission.now
         let (nonce, binding) = (SecretTokens.random(), SecretTokens.random())
         let bindingHash = SecretTokens.digest(binding)
@@ -54,14 +60,17 @@ package struct LoginAttemptStarter: Sendable {
         let attempt = LoginAttempt(state: SecretTokens.digest(state), nonce: nonce, bindingHash: bindingHash,
                                    createdAt: now, expiresAt: expiresAt, consumedAt: nil)
         let clientAuthorization = authorization?(attempt.state, now)
-        let started = Started(state: state, nonce: nonce, binding: binding, attempt: attempt)
-        return try request.answer(afterWriting: { transaction in
-            try admission.admit(in: transaction)
-            try transaction.insertLoginAttempt(attempt)
-            if let clientAuthorization { try transaction.insertProviderAuthorization(clientAuthorization) }
-        }, to: store, isolation: RateLimitAdmission.isolation) { [recentAttempts] in
-            recentAttempts.remember(attempt, authorization: clientAuthorization)
-            return try respond(started)
-        }
+        return Prepared(started: Started(state: state, nonce: nonce, binding: binding, attempt: attempt),
+                        write: { transaction in
+                            try admission.admit(in: transaction)
+                            try transaction.insertLoginAttempt(attempt)
+                            if let clientAuthorization { try transaction.insertProviderAuthorization(clientAuthorization) }
+                        },
+                        clientAuthorization: clientAuthorization)
+    }
+
+    /// Once the attempt's write committed: this instance remembers it, so its callback needs no read.
+    package func committed(_ prepared: Prepared) {
+        recentAttempts.remember(prepared.started.attempt, authorization: prepared.clientAuthorization)
     }
 }

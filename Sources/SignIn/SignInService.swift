@@ -76,6 +76,11 @@ package struct SignInWritten: Sendable {
     package let outcome: SignInOutcome
     package let opened: SessionIssuer.OpenedSession
 
+    package init(outcome: SignInOutcome, opened: SessionIssuer.OpenedSession) {
+        self.outcome = outcome
+        self.opened = opened
+    }
+
     package func signedIn() throws -> SignedIn {
         SignedIn(user: outcome.user, isNewUser: outcome.created, sessionID: opened.sessionID,
                  sessionIDHash: opened.sessionIDHash, refreshToken: opened.refresh?.token, nonceVerified: outcome.nonceVerified)

@@ -25,26 +25,16 @@ package struct ErrorMapping<Presenter: ErrorPresenter>: RouteMiddleware {
         self.metrics = metrics
     }
 
-    package func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-        do {
-            return try next(request)
+    package func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+        next(request).recover { [self] error in present(error, to: request) }
+    }
+
+    package func present(_ error: any Error, to request: Request) -> Response {
+        if let error = error as? StoreError {
+            metrics?.increment("bridge_database_errors_total", ["kind": StoreOutage.isOutage(error) ? "unavailable" : "error"])
         }
-        // Every group's errors pass through this one `do`, and only an error the HTTP server acts on itself may leave
-        // it (`ListenerDirective`): run this request again off the listener threads, or suspend it until the work
-        // it started elsewhere (a group commit) calls back.
-        // The suspension first, as its concrete type: a cast to the protocol costs four times as much, and every
-        // sign-in passes one through here.
-        catch let suspended as RequestSuspended {
-            throw suspended
-        } catch let error as ListenerDirective {
-            throw error
-        } catch {
-            if let error = error as? StoreError {
-                metrics?.increment("bridge_database_errors_total", ["kind": StoreOutage.isOutage(error) ? "unavailable" : "error"])
-            }
-            if let response = presenter.response(for: error, to: request) { return response }
-            logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
-            return presenter.internalError(for: request)
-        }
+        if let response = presenter.response(for: error, to: request) { return response }
+        logger.error("unhandled_error", ["path": request.path, "error": String(describing: type(of: error))])
+        return presenter.internalError(for: request)
     }
 }

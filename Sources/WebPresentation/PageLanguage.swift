@@ -22,18 +22,26 @@ public struct LanguageSelection<Next: HTTPResponder>: HTTPResponder {
         self.negotiation = negotiation
     }
 
-    public func respond(to request: Request) throws -> Response {
-        try Self.respond(to: request, negotiation: negotiation) { try next.respond(to: $0) }
+    public func respond(to request: Request) -> Reply {
+        Self.respond(to: request, negotiation: negotiation) { next.respond(to: $0) }
     }
 
-    /// Runs `handler` with the request's page language, then marks an HTML answer with it.
-    package static func respond(to request: Request, negotiation: LanguageNegotiation,
-                                _ handler: (Request) throws -> Response) throws -> Response {
+    /// Runs `handler`, and whatever of its reply follows later, with the request's page language, then marks an
+    /// HTML answer with it.
+    package static func respond(to request: Request, negotiation: LanguageNegotiation, _ handler: (Request) -> Reply) -> Reply {
         let picked = request.query["lang"].flatMap { negotiation.match($0, allowPrefix: false) }
         let language = negotiation.choose(explicit: picked, remembered: request.cookie(PageLanguage.cookieName),
                                           acceptLanguage: request.headers["Accept-Language"])
-        var response = try PageLanguage.$current.withValue(language) { try handler(request) }
-        if let picked, picked != request.cookie(PageLanguage.cookieName) {
+        // The choice to remember, when it is not remembered yet.
+        let remember = picked.flatMap { $0 != request.cookie(PageLanguage.cookieName) ? $0 : nil }
+        return PageLanguage.$current.withValue(language) { handler(request) }
+            .within { rest in PageLanguage.$current.withValue(language) { rest() } }
+            .map { response in mark(response, language: language, remembering: remember) }
+    }
+
+    private static func mark(_ response: Response, language: String, remembering picked: String?) -> Response {
+        var response = response
+        if let picked {
             response.setCookie(Cookie(name: PageLanguage.cookieName, value: picked, path: "/",
                                       maxAge: PageLanguage.cookieLifetime, sameSite: .lax))
         }

@@ -43,7 +43,7 @@ package struct AndroidRelay: Sendable {
         self.logger = logger
     }
 
-    package func relay(_ request: Request, _ fields: FormFields) throws -> Response {
+    package func relay(_ request: Request, _ fields: FormFields) throws -> Reply {
         guard let package = configuredPackage(in: request.path) else { throw PageRefusal.unknownAndroidApp }
         // Checked by its first value here, the app might read another: one value each, or nothing is relayed.
         if !fields.repeatedNames.isDisjoint(with: Self.appleFields) {
@@ -51,21 +51,24 @@ package struct AndroidRelay: Sendable {
         }
         if let error = fields["error"], !error.isEmpty {
             logger.info("android_relay_apple_error", ["package": package, "error": AppleOAuthError(rawValue: error)?.rawValue ?? "other"])
-            return Self.handOver(fields, to: package, pages: pages)
+            return Reply(Self.handOver(fields, to: package, pages: pages))
         }
         guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
         guard let code = fields["code"], !code.isEmpty else { throw SignInFailure.codeExchange(.missingCode) }
-        let identity = try verify(idToken, code: code, request)
-        // The plugin's codes are issued to the Services ID: a bundle ID's token was not made by Apple's web sign-in.
-        guard let servicesID, identity.audience.hasSameUTF8(as: servicesID) else {
-            throw SignInFailure.tokenRejected(.wrongAudience(identity.audience))  // one of ours: it verified
-        }
-        // What runs after the commit captures only what it uses.
-        let (logger, pages) = (logger, pages)
-        return try request.answer(afterWriting: relayedCodes.recording(code, from: relayURL(package)),
+        // What follows captures only what it uses.
+        let (logger, pages, servicesID, relayedCodes, relayURL) = (logger, pages, servicesID, relayedCodes, relayURL)
+        // No nonce is expected: a Services-ID token must carry one all the same. A rejection is logged by the group.
+        return try verifier.verifying(idToken, context: VerificationContext(expectedNonce: nil, authorizationCode: code),
+                                      callingApple: false, refusing: { SignInFailure.tokenRejected($0) }) { identity in
+            // The plugin's codes are issued to the Services ID: a bundle ID's token was not made by Apple's web sign-in.
+            guard let servicesID, identity.audience.hasSameUTF8(as: servicesID) else {
+                throw SignInFailure.tokenRejected(.wrongAudience(identity.audience))  // one of ours: it verified
+            }
+            return request.answer(afterWriting: relayedCodes.recording(code, from: relayURL(package)),
                                   to: relayedCodes.store) { _ in
-            logger.info("android_sign_in_relayed", ["package": package])
-            return Self.handOver(fields, to: package, pages: pages)
+                logger.info("android_sign_in_relayed", ["package": package])
+                return Self.handOver(fields, to: package, pages: pages)
+            }
         }
     }
 
@@ -75,17 +78,6 @@ package struct AndroidRelay: Sendable {
         guard path.utf8.starts(with: prefix) else { return nil }
         let named = path.utf8.dropFirst(prefix.count)
         return packages.first { $0.utf8.elementsEqual(named) }  // a Substring's view: no contiguous String to compare
-    }
-
-    /// Verifies the identity token against the code, with keys held on a listener thread (else the request moves off
-    /// it, before any side effect). No nonce is expected: a Services-ID token must carry one all the same.
-    private func verify(_ idToken: String, code: String, _ request: Request) throws -> AppleIdentity {
-        do {
-            return try verifier.verify(idToken, context: VerificationContext(expectedNonce: nil, authorizationCode: code),
-                                       for: request)
-        } catch let rejection as TokenRejection {
-            throw SignInFailure.tokenRejected(rejection)  // logged by the group
-        }
     }
 
     /// `303` to the plugin's intent, with a page holding the same link: a Custom Tab does not always follow a

@@ -24,29 +24,29 @@ package struct AppleCallbackGroup: Sendable {
 
     /// The callback: fields from a urlencoded body, or from the query string of a bodiless POST (how an app's
     /// webview hands over a native sign-in's result).
-    package func formPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Route {
-        callbacks.route { request in
+    package func formPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Reply) -> Router.Route {
+        callbacks.route(replying: { request in
             // Two binding cookies of one name: one was planted, and either might sign this browser in.
             if CookieNames.duplicated(among: request.sentCookies) != nil { throw PageRefusal.duplicateCookie }
             return try handler(request, try Self.callbackFields(request))
-        }
+        })
     }
 
     /// The Android relay (`POST /apple/android/<package>`): Apple's form_post, its fields from a urlencoded body only.
     /// Its group owns `/apple/android/`, inside the notifications' `/apple/`: the router's and the listener's refusals
     /// there are pages too.
-    package func relayPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Response) -> Router.Route {
-        androidRelay.route { request in
+    package func relayPost(_ handler: @escaping @Sendable (Request, FormFields) throws -> Reply) -> Router.Route {
+        androidRelay.route(replying: { request in
             if request.body.isEmpty { return try handler(request, FormFields()) }
             guard let form = request.formBody else {
                 throw HTTPError(415, "Apple's answer must be sent as a form (application/x-www-form-urlencoded).")
             }
             return try handler(request, form)
-        }
+        })
     }
 
     /// A server-to-server notification.
-    package func notification(_ handler: @escaping Router.Handler) -> Router.Route { notifications.route(handler) }
+    package func notification(_ handler: @escaping Router.ReplyHandler) -> Router.Route { notifications.route(replying: handler) }
 
     package static func callbackFields(_ request: Request) throws -> FormFields {
         if request.body.isEmpty { return request.query }
@@ -56,8 +56,8 @@ package struct AppleCallbackGroup: Sendable {
         return form
     }
 
-    /// The callback's answers: pages, with every refusal of a sign-in counted and logged (the rest of a resumed
-    /// sign-in's refusals too).
+    /// The callback's answers: pages, with every refusal of a sign-in counted and logged (those of the part of a
+    /// sign-in that follows after its commit, or off the listener, too).
     package struct CountedRefusals: RouteMiddleware {
         package let pages: PageAnswers
         package let metrics: Metrics
@@ -75,13 +75,10 @@ package struct AppleCallbackGroup: Sendable {
             self.event = event
         }
 
-        package func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-            try pages.respond(to: request) { request in
-                do {
-                    return try next(request)
-                } catch let suspended as RequestSuspended {
-                    throw suspended  // every sign-in's, and no refusal: not worth describe's four casts
-                } catch {
+        package func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+            let (metrics, logger, metric, event) = (metrics, logger, metric, event)
+            return pages.respond(to: request) { request in
+                next(request).recover { error in
                     if let refusal = WebErrorPresenter.describe(error) {
                         if let metric { metrics.increment(metric, ["reason": refusal.reasonCode]) }
                         logger.warning(event, ["reason": refusal.reasonCode, "status": String(refusal.status)])

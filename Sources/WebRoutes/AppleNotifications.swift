@@ -39,9 +39,14 @@ package struct AppleNotifications: Sendable {
         self.logger = logger
     }
 
-    /// The listener thread is not held while the notification's write waits for its commit.
-    package func receive(_ request: Request) throws -> Response {
-        try AppleCalls.leaveListener(request, if: !verifier.verifiesWithoutFetching(request.body))
+    /// Off the listener when a key must be fetched to verify it (verifying writes nothing); answered once the
+    /// notification's write committed.
+    package func receive(_ request: Request) throws -> Reply {
+        guard verifier.verifiesWithoutFetching(request.body) else { return .offListener { [self] in try apply(request) } }
+        return try apply(request)
+    }
+
+    private func apply(_ request: Request) throws -> Reply {
         let notification: AppleServerNotification
         do {
             notification = try verifier.verify(request.body)
@@ -51,7 +56,7 @@ package struct AppleNotifications: Sendable {
             throw APIError.notificationRejected(error)
         }
         let now = clock.now
-        return try request.answer(afterWriting: { [self] in try apply(notification, in: $0, now: now) }, to: store) {
+        return request.answer(afterWriting: { [self] in try apply(notification, in: $0, now: now) }, to: store) {
             [metrics, logger] result in
             metrics.increment("bridge_notifications_total", ["result": result.rawValue])
             logger.info("notification", ["type": notification.type.rawValue, "result": result.rawValue])

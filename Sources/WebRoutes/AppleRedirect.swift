@@ -62,19 +62,19 @@ package struct AppleRedirect: Sendable {
         self.again = again
     }
 
-    /// Behind `AppleCallbackGroup.formPost`, which answers the request with the rest of the work once its write
-    /// committed.
-    package func finish(_ request: Request, _ fields: FormFields) throws -> Response {
+    /// Behind `AppleCallbackGroup.formPost`. The attempt is looked up and checked once; what may call Apple, and
+    /// the answer after the sign-in's write committed, follow with it.
+    package func finish(_ request: Request, _ fields: FormFields) throws -> Reply {
         if let error = fields["error"], !error.isEmpty {
             if let toClient = try provider.appleError(request, fields, appleError: error) { return toClient }
-            return try appleReportedError(error)
+            return Reply(try appleReportedError(error))
         }
         let (attempt, authorization) = try liveAttempt(fields)
         let binding = bindingCheck(request, attempt: attempt, fields: fields)
         if attempt.consumedAt != nil {
             // The back button or a second tap: this browser lands where its sign-in did; any other is refused.
             guard binding == .bound else { throw SignInFailure.loginAttemptAlreadyUsed }
-            return try again.land(request, stateDigest: attempt.state, authorization: authorization)
+            return Reply(try again.land(request, stateDigest: attempt.state, authorization: authorization))
         }
         if attempt.expiresAt <= clock.now { throw PageRefusal.stateExpired }
         switch binding {
@@ -82,7 +82,7 @@ package struct AppleRedirect: Sendable {
             break
         case .cookieDropped:
             metrics.increment("bridge_callback_reposts_total")
-            return repostPage(fields, providerRedirectURI: authorization?.redirectURI)
+            return Reply(repostPage(fields, providerRedirectURI: authorization?.redirectURI))
         case .otherBrowser:
             throw PageRefusal.stateFromOtherBrowser
         }
@@ -101,12 +101,7 @@ package struct AppleRedirect: Sendable {
         }
         let (recentAttempts, landing, again, stateDigest, now) = (recentAttempts, landing, again, attempt.state, clock.now)
         let invitations = landing.invitations
-        return try signIn.finish(request, presented, signIn: { identity in
-            let flow: SignInFlow = identity.audience == service.servicesID ? .web : .webviewNative
-            return try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
-                                  displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
-                                  alongside: invitations.spending(request, then: clientCode?.store))
-        }) { signInRequest, outcome in
+        let respond: @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response = { signInRequest, outcome in
             switch outcome {
             case .success, .failure(SignInFailure.loginAttemptAlreadyUsed):  // spent here, or found spent elsewhere
                 recentAttempts.spend(stateDigest: stateDigest, at: now)
@@ -123,6 +118,15 @@ package struct AppleRedirect: Sendable {
             let destination = handOver?(signedIn.user.id) ?? landing.destination(request, stateDigest: stateDigest)
             return landing.response(request, sessionID: signedIn.sessionID, destination)
         }
+        @Sendable func finish(_ identity: AppleIdentity) throws -> Reply {
+            let flow: SignInFlow = identity.audience == signIn.service.servicesID ? .web : .webviewNative
+            return signIn.write(try signIn.request(identity, presented, flow: flow, proof: .loginAttempt(stateDigest: stateDigest),
+                                                   displayName: DisplayName.fromUserJSON(fields["user"]), grant: .browserSession,
+                                                   alongside: invitations.spending(request, then: clientCode?.store)),
+                                then: respond)
+        }
+        if let identity = try signIn.verifiedHere(presented) { return try finish(identity) }
+        return .offListener { try finish(try signIn.verified(presented)) }
     }
 
     /// The login attempt of the state the callback names (known and not expired; perhaps spent), and the OpenID

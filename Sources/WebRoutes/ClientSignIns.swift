@@ -11,7 +11,7 @@ package protocol ClientSignIns: Sendable {
     /// The answer that hands the client its code, once the write that stored it committed.
     func handOver(_ issued: ClientCode, userID: Int64) -> Response
     /// Apple reported an error: the client's answer when the attempt belongs to a client's authorization, else nil.
-    func appleError(_ request: Request, _ fields: FormFields, appleError: String) throws -> Response?
+    func appleError(_ request: Request, _ fields: FormFields, appleError: String) throws -> Reply?
 }
 
 /// A code issued to an OpenID client: `store` writes it for the signed-in member inside a store transaction

@@ -24,10 +24,12 @@ package struct NeverStoredAnswers<Presenter: ErrorPresenter>: RouteMiddleware {
         self.errors = errors
     }
 
-    package func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-        var response = try errors.respond(to: request, next: next)
-        response.headers.set("Cache-Control", "no-store")
-        return response
+    package func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+        errors.respond(to: request, next: next).map { response in
+            var response = response
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
     }
 }
 

@@ -3,10 +3,13 @@ import HTTPServer
 import SignIn
 import Storage
 
-/// The one way a sign-in from an identity token finishes, on the web callback and in the JSON API alike: leave the
-/// listener when Apple will be called, verify the token, let the route refuse what it must of the verified
-/// identity, exchange its code, and run the sign-in transaction; the route answers once it committed.
-package struct IdentityTokenSignIn: Sendable {
+/// The one way a sign-in from an identity token finishes, on the web callback and in the JSON API alike: verify the
+/// token, let the route refuse what it must of the verified identity, exchange its code, and run the sign-in
+/// transaction; the route answers once it committed. When Apple will be called (a code to exchange, a key to
+/// fetch) these steps continue off the listener, with what the route already checked.
+/// A class: the steps that follow a sign-in's checks hold it, and a copy of the services it holds (a struct of them)
+/// retained and released some 200 references per sign-in.
+package final class IdentityTokenSignIn: Sendable {
     package let verifier: IdentityTokenVerifier
     package let exchanger: CodeExchanger
     package let service: SignInService
@@ -38,32 +41,50 @@ package struct IdentityTokenSignIn: Sendable {
         }
     }
 
-    /// Finishes the sign-in of `presented`: `rejected` hears a token that does not verify (which is then thrown as
-    /// `SignInFailure.tokenRejected`), `signIn` makes the sign-in of the verified identity (throwing what the route
-    /// refuses; `request(…)` makes it), and `respond` answers with the transaction's outcome, on a listener thread
-    /// once it committed. Throws `OffListenerRequired` on a listener thread when Apple will be called.
-    package func finish(_ request: Request, _ presented: Presented, rejected: (TokenRejection) -> Void = { _ in },
-                        signIn make: (AppleIdentity) throws -> SignInRequest,
-                        then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) throws -> Response {
-        try AppleCalls.leaveListener(request, if: exchanger.callsApple(code: presented.code))
-        let identity: AppleIdentity
+    /// A route finishes the sign-in of `presented` in two steps, so that nothing it checked runs twice and its steps
+    /// are not held in closures unless they continue elsewhere:
+    ///
+    ///     @Sendable func finish(_ identity: AppleIdentity) throws -> Reply {
+    ///         signIn.write(try signIn.request(identity, presented, …), then: respond)  // after the route's refusals
+    ///     }
+    ///     if let identity = try signIn.verifiedHere(presented) { return try finish(identity) }
+    ///     return .offListener { try finish(try signIn.verified(presented)) }
+    ///
+    /// The identity verified now with the keys held; nil when the sign-in calls Apple (its code is to be exchanged, or
+    /// the token's key is not held or due a refresh), and continues off the listener, before any side effect
+    /// (verifying writes nothing). `rejected` hears a token that does not verify, then thrown as
+    /// `SignInFailure.tokenRejected`.
+    package func verifiedHere(_ presented: Presented, rejected: (TokenRejection) -> Void = { _ in }) throws(SignInFailure) -> AppleIdentity? {
+        guard !exchanger.callsApple(code: presented.code) else { return nil }
         do {
-            identity = try verify(presented, request)
-        } catch let rejection as TokenRejection {
-            rejected(rejection)
-            throw SignInFailure.tokenRejected(rejection)
-        }
-        let signInRequest = try make(identity)
-        let service = service
-        return try request.answer(afterStarting: { try service.startSignIn(signInRequest, completion: $0) }) { outcome in
-            try respond(signInRequest, outcome)
+            return try verifier.verifyIfKeyHeld(presented.idToken, context: context(of: presented))
+        } catch {
+            rejected(error)
+            throw .tokenRejected(error)
         }
     }
 
-    private func verify(_ presented: Presented, _ request: Request) throws -> AppleIdentity {
-        let context = VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
-                                          requireNonce: presented.nonceRequired || requireNonce)
-        return try verifier.verify(presented.idToken, context: context, for: request)
+    /// The identity, verified where waiting is fine: the keys are fetched when they must be.
+    package func verified(_ presented: Presented, rejected: (TokenRejection) -> Void = { _ in }) throws(SignInFailure) -> AppleIdentity {
+        do {
+            return try verifier.verify(presented.idToken, context: context(of: presented))
+        } catch {
+            rejected(error)
+            throw .tokenRejected(error)
+        }
+    }
+
+    private func context(of presented: Presented) -> VerificationContext {
+        VerificationContext(expectedNonce: presented.expectedNonce, authorizationCode: presented.code,
+                            requireNonce: presented.nonceRequired || requireNonce)
+    }
+
+    /// The sign-in's transaction, answered with `respond(its outcome)` once it committed.
+    package func write(_ signInRequest: SignInRequest,
+                       then respond: @escaping @Sendable (SignInRequest, Result<SignInWritten, any Error>) throws -> Response) -> Reply {
+        .after(starting: { [self] in try service.startSignIn(signInRequest, completion: $0) }) { outcome in
+            Reply(try respond(signInRequest, outcome))
+        }
     }
 
     /// The sign-in of a verified identity; exchanges its code at Apple (or skips or postpones the exchange).
@@ -77,12 +98,26 @@ package struct IdentityTokenSignIn: Sendable {
 }
 
 extension IdentityTokenVerifier {
-    /// Verifies `token` for `request`, fetching Apple's keys only off the listener: on a listener thread a token whose
-    /// key is not held (or is due a refresh) throws `OffListenerRequired`, before any side effect (verifying writes
-    /// nothing), and the worker runs the request again. Otherwise throws the `TokenRejection`.
-    package func verify(_ token: String, context: VerificationContext, for request: Request) throws -> AppleIdentity {
-        if request.isOffListener { return try verify(token, context: context, fetchingKeys: true) }
-        guard let identity = try verifyIfKeyHeld(token, context: context) else { throw OffListenerRequired() }
-        return identity
+    /// Verifies `token` and replies with `next(the identity)`: here with the keys held, else, and whenever the next
+    /// step calls Apple (`callingApple`), off the listener, where a key may be fetched; before any side effect
+    /// (verifying writes nothing), and with nothing checked before it done again. A rejection is thrown as
+    /// `refusing(it)`.
+    package func verifying(_ token: String, context: VerificationContext, callingApple: Bool,
+                           refusing refusal: @escaping @Sendable (TokenRejection) -> any Error,
+                           then next: @escaping @Sendable (AppleIdentity) throws -> Reply) throws -> Reply {
+        if !callingApple {
+            let held: AppleIdentity?
+            do { held = try verifyIfKeyHeld(token, context: context) } catch { throw refusal(error) }
+            if let held { return try next(held) }
+        }
+        return .offListener { [self] in
+            let identity: AppleIdentity
+            do throws(TokenRejection) {
+                identity = try verify(token, context: context)
+            } catch {
+                throw refusal(error)
+            }
+            return try next(identity)
+        }
     }
 }

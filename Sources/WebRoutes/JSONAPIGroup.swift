@@ -19,19 +19,14 @@ package struct JSONAPIGroup: Sendable {
     }
 
     /// An endpoint anyone may call; with `rateLimited`, at most so many calls per client address.
-    package func endpoint(rateLimited: Bool = false, _ handler: @escaping Router.Handler) -> Router.Route {
-        let rateLimit = rateLimit
-        return group.route { request in
-            // A request run again off the listener (it calls Apple) was admitted on the listener already.
-            guard rateLimited && !request.isOffListener else { return try handler(request) }
-            return try rateLimit.admitting(request) { try handler(request) }
-        }
+    package func endpoint(rateLimited: Bool = false, _ handler: @escaping Router.ReplyHandler) -> Router.Route {
+        group.route(replying: rateLimited ? rateLimit.limiting(handler) : handler)
     }
 
     /// An endpoint for the holder of a valid access token.
-    package func authenticated(_ handler: @escaping @Sendable (Request, AuthenticatedCaller) throws -> Response) -> Router.Route {
+    package func authenticated(_ handler: @escaping @Sendable (Request, AuthenticatedCaller) throws -> Reply) -> Router.Route {
         let bearer = bearer
-        return group.route { request in try handler(request, try bearer.authenticate(request)) }
+        return group.route(replying: { request in try handler(request, try bearer.authenticate(request)) })
     }
 
     /// With CORS on, `OPTIONS` for every path of this group registered so far, allowing the methods registered
@@ -61,11 +56,13 @@ package struct JSONAPIGroup: Sendable {
             self.cors = cors
         }
 
-        package func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-            var response = try errors.respond(to: request, next: next)
-            response.headers.set("Cache-Control", "no-store")
-            cors.decorate(&response, for: request)
-            return response
+        package func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+            errors.respond(to: request, next: next).map { [cors] response in
+                var response = response
+                response.headers.set("Cache-Control", "no-store")
+                cors.decorate(&response, for: request)
+                return response
+            }
         }
     }
 }

@@ -38,8 +38,8 @@ package struct LoginPage: Sendable {
     package var isConfigured: Bool { configuration.servicesID != nil || !configuration.bundleIDs.isEmpty }
 
     /// `GET /login`.
-    package func show(_ request: Request, _ visit: SignedInVisit?) throws -> Response {
-        guard isConfigured else { return notConfigured() }
+    package func show(_ request: Request, _ visit: SignedInVisit?) throws -> Reply {
+        guard isConfigured else { return Reply(notConfigured()) }
         return try attempts.start(request, admission: rateLimit.admission(of: request)) { [self] started in
             page(request, started, continueFrom: visit, returnTo: request.query["return_to"])
         }
@@ -52,8 +52,8 @@ package struct LoginPage: Sendable {
     /// The login page for an OpenID client's authorization: its attempt carries the client's request, and the
     /// language links repeat that request (`languagePath`, `languageQuery`).
     package func show(_ request: Request, for authorization: @escaping LoginAttemptStarter.ClientAuthorization,
-                      languageQuery: String, clientRedirectURI: String) throws -> Response {
-        guard isConfigured else { return notConfigured() }
+                      languageQuery: String, clientRedirectURI: String) throws -> Reply {
+        guard isConfigured else { return Reply(notConfigured()) }
         return try attempts.start(request, admission: rateLimit.admission(of: request), for: authorization) { [self] started in
             page(request, started, continueFrom: nil, returnTo: nil, clientRedirectURI: clientRedirectURI,
                  languageLinks: ["languagePath": .string(ProviderEndpoints.authorization), "languageQuery": .string(languageQuery)])

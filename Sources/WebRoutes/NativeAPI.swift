@@ -43,11 +43,11 @@ package struct NativeAPI: Sendable {
         self.logger = logger
     }
 
-    package func issueNonce(_ request: Request) throws -> Response {
+    package func issueNonce(_ request: Request) throws -> Reply {
         let now = clock.now
         let nonce = APINonce(nonce: SignInService.serverNoncePrefix + SecretTokens.random(), createdAt: now,
                              expiresAt: now.addingTimeInterval(Self.nonceLifetime))
-        return try request.answer(afterWriting: { try $0.insertAPINonce(nonce) }, to: store) {
+        return request.answer(afterWriting: { try $0.insertAPINonce(nonce) }, to: store) {
             .json(JSONValue.object([
                 "nonce": .string(nonce.nonce), "expiresIn": .number(Self.nonceLifetime),
                 "expiresAt": .string(ISO8601DateFormatter().string(from: nonce.expiresAt)),
@@ -56,7 +56,7 @@ package struct NativeAPI: Sendable {
     }
 
     /// `POST /api/auth/apple` (and `/api/auth/apple-login`, the path seed clients post to).
-    package func signIn(_ request: Request) throws -> Response {
+    package func signIn(_ request: Request) throws -> Reply {
         let body = try Self.jsonObject(request)
         guard let idToken = Self.firstString(body, Self.idTokenFields) else { throw APIError.missingIDToken }
         let nonce = Self.firstString(body, ["nonce"])
@@ -64,13 +64,15 @@ package struct NativeAPI: Sendable {
         // A nonce the app sent must be in the token.
         let presented = IdentityTokenSignIn.Presented(idToken: idToken, code: Self.firstString(body, Self.codeFields),
                                                       expectedNonce: nonce, nonceRequired: nonce != nil)
-        let (service, acceptUnsentNonce) = (signIn.service, acceptUnsentNonce)
+        let (signIn, service, acceptUnsentNonce) = (signIn, signIn.service, acceptUnsentNonce)
         // Not `self` in what runs after the commit: its copy would retain every service this route holds.
         let tokens = tokenIssue
-        return try signIn.finish(request, presented, rejected: { [metrics, logger] rejection in
+        let (metrics, logger) = (metrics, logger)
+        @Sendable func rejected(_ rejection: TokenRejection) {
             metrics.increment("bridge_api_rejections_total", ["reason": rejection.code])
             logger.warning("api_sign_in_rejected", ["reason": rejection.code])
-        }, signIn: { [signIn] identity in
+        }
+        @Sendable func finish(_ identity: AppleIdentity) throws -> Reply {
             // A token made with a nonce is only redeemed with the value it was made from: otherwise a leaked, unspent
             // token (an app's, or one bound to a web login attempt) could be spent here by whoever holds it. An app
             // that made a nonce and does not send it is accepted, unverified, only where the operator said so; a
@@ -84,13 +86,16 @@ package struct NativeAPI: Sendable {
             }
             // Refused here too, before the code exchange, so such a request spends nothing at Apple.
             if service.needsServerNonce(identity) && !SignInService.isServerNonce(nonce) { throw SignInFailure.nonceRequired }
-            return try signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
-                                  displayName: DisplayName.fromAPIBody(body), grant: .appSession)
-        }) { signInRequest, outcome in
-            let signedIn = try service.completeSignIn(signInRequest, outcome)
-            return try tokens.response(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
-                                       refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+            let signInRequest = try signIn.request(identity, presented, flow: .api, proof: .apiNonce(nonce),
+                                                   displayName: DisplayName.fromAPIBody(body), grant: .appSession)
+            return signIn.write(signInRequest) { signInRequest, outcome in
+                let signedIn = try service.completeSignIn(signInRequest, outcome)
+                return try tokens.response(user: signedIn.user, sessionIDHash: signedIn.sessionIDHash,
+                                           refreshToken: signedIn.refreshToken ?? "", isExistingMember: !signedIn.isNewUser)
+            }
         }
+        if let identity = try signIn.verifiedHere(presented, rejected: rejected) { return try finish(identity) }
+        return .offListener { [signIn] in try finish(try signIn.verified(presented, rejected: rejected)) }
     }
 
     /// Whether a token whose signature already verified has a non-empty `nonce` claim.
@@ -101,13 +106,13 @@ package struct NativeAPI: Sendable {
         return !nonce.isEmpty
     }
 
-    package func refresh(_ request: Request) throws -> Response {
+    package func refresh(_ request: Request) throws -> Reply {
         let body = try Self.jsonObject(request)
         guard let presented = Self.firstString(body, ["refreshToken", "refresh_token"]) else {
             throw APIError.missingRefreshToken
         }
         let presentation = SessionIssuer.presentation(of: presented, by: .app, now: clock.now)
-        return try request.answer(afterWriting: { [sessionIssuer] in
+        return request.answer(afterWriting: { [sessionIssuer] in
             try sessionIssuer.rotate(presentation, in: $0, refusingAnotherHoldersWith: APIError.invalidRefreshToken)
         }, to: store) { [sessionIssuer, tokens = tokenIssue] rotation in
             switch rotation {
@@ -122,15 +127,15 @@ package struct NativeAPI: Sendable {
         }
     }
 
-    package func logout(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+    package func logout(_ request: Request, _ caller: AuthenticatedCaller) throws -> Reply {
         let idHash = caller.session.idHash
-        return try request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [logger] _ in
+        return request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [logger] _ in
             logger.info("signed_out", ["user_id": String(caller.session.userID), "flow": "api"])
             return Response(status: 204)
         }
     }
 
-    package func me(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+    package func me(_ request: Request, _ caller: AuthenticatedCaller) throws -> Reply {
         let (session, user) = (caller.session, caller.user)
         // A relying party's token reads only what its scopes grant; the fields it may not read are left out.
         var fields: [String: JSONValue] = [
@@ -146,14 +151,14 @@ package struct NativeAPI: Sendable {
         if caller.permissions.mayReadName {
             fields["displayName"] = user.displayName.map { .string($0) } ?? .null
         }
-        return .json(JSONValue.object(fields).serialized())
+        return Reply(.json(JSONValue.object(fields).serialized()))
     }
 
-    package func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Response {
+    package func deleteMe(_ request: Request, _ caller: AuthenticatedCaller) throws -> Reply {
         guard caller.permissions.mayDeleteAccount else {
             throw APIError.insufficientScope("Deleting the account takes a token of the first-party app, not of another relying party.")
         }
-        return try accountDeletion.deleteAccount(userID: caller.user.id, request: request) { result in
+        return try accountDeletion.reply(deleting: caller.user.id) { result in
             .json(JSONValue.object(["deleted": true, "appleRevocation": .string(result.rawValue)]).serialized())
         }
     }

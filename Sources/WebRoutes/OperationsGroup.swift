@@ -44,10 +44,12 @@ package struct OperationsGroup: Sendable {
             self.pages = pages
         }
 
-        package func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-            let response = try errors.respond(to: request, next: next)
-            guard response.status == 404, request.path.utf8.starts(with: "/public/".utf8), Self.acceptsHTML(request) else { return response }
-            return try pages.respond(to: request) { _ in throw HTTPError(404, "There is no file at this address.") }
+        package func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+            errors.respond(to: request, next: next).then { [pages] outcome in
+                guard case let .success(response) = outcome, response.status == 404,
+                      request.path.utf8.starts(with: "/public/".utf8), Self.acceptsHTML(request) else { return Reply(outcome) }
+                return pages.respond(to: request) { _ in .failure(HTTPError(404, "There is no file at this address.")) }
+            }
         }
 
         /// A browser navigating asks for `text/html`; a stylesheet or image request does not.

@@ -24,7 +24,7 @@ package struct SessionPages: Sendable {
         self.logger = logger
     }
 
-    package func show(_ request: Request, _ visit: SignedInVisit) throws -> Response {
+    package func show(_ request: Request, _ visit: SignedInVisit) throws -> Reply {
         let (session, user) = (visit.session, visit.user)
         var userContext: [String: MustacheValue] = [
             "sub": .string(user.providerUserID), "emailVerified": .bool(user.emailVerified),
@@ -33,15 +33,15 @@ package struct SessionPages: Sendable {
         if let email = user.email { userContext["email"] = .string(email) }
         if let name = user.displayName, !name.isEmpty { userContext["displayName"] = .string(name) }
         let flow = session.signInFlow
-        return pages.render("session", [
+        return Reply(pages.render("session", [
             "user": .object(userContext), "flow": .string(flow.rawValue), "nonceVerified": .bool(session.nonceVerified),
             "signedInAt": .double(session.createdAt.timeIntervalSince1970), "csrfToken": .string(visit.csrfToken),
-        ])
+        ]))
     }
 
-    package func logout(_ request: Request, _ visit: SignedInVisit) throws -> Response {
+    package func logout(_ request: Request, _ visit: SignedInVisit) throws -> Reply {
         let idHash = visit.session.idHash
-        return try request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [self] _ in
+        return request.answer(afterWriting: { try $0.deleteSession(idHash: idHash) }, to: store) { [self] _ in
             logger.info("signed_out", ["user_id": String(visit.session.userID)])
             var response = Response.redirect(to: Self.signedOutURL)
             response.setCookie(cookieNames.expiredSessionCookie)
@@ -68,14 +68,14 @@ package struct SessionPages: Sendable {
     }
 
     /// A confirmation page first; with `confirm=yes`, the deletion.
-    package func deleteAccount(_ request: Request, _ visit: SignedInVisit) throws -> Response {
+    package func deleteAccount(_ request: Request, _ visit: SignedInVisit) throws -> Reply {
         guard request.formBody?["confirm"] == "yes" else {
             var userContext: [String: MustacheValue] = [:]
             if let name = visit.user.displayName { userContext["displayName"] = .string(name) }
             if let email = visit.user.email { userContext["email"] = .string(email) }
-            return pages.render("account-delete", ["csrfToken": .string(visit.csrfToken), "user": .object(userContext)])
+            return Reply(pages.render("account-delete", ["csrfToken": .string(visit.csrfToken), "user": .object(userContext)]))
         }
-        return try accountDeletion.deleteAccount(userID: visit.user.id, request: request) { [pages, cookieNames] result in
+        return try accountDeletion.reply(deleting: visit.user.id) { [pages, cookieNames] result in
             var response = pages.render("account-deleted", [
                 "revoked": .bool(result == .revoked), "revocationPending": .bool(result == .queued),
                 "nothingToRevoke": .bool(result == .none),

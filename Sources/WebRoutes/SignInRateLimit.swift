@@ -22,11 +22,18 @@ package struct SignInRateLimit: Sendable {
         self.clientAddresses = clientAddresses
     }
 
-    /// Admits the request, then answers with `next()`; the listener thread is not held while the bucket's write
-    /// waits for its commit (`next()` is then the rest of the work the router runs when the request resumes).
-    package func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Response) throws -> Response {
+    /// The one way a route is limited on its own: its admission is written first, then `handler` replies. A route
+    /// that writes anyway (a login attempt, a code from a session) puts `admission(of:)` into its own write instead.
+    /// Groups apply it to the routes registered as rate limited (`JSONAPIGroup.endpoint(rateLimited:)`,
+    /// `OpenIDProviderGroup.endpoint(rateLimited:replying:)`).
+    package func limiting(_ handler: @escaping Router.ReplyHandler) -> Router.ReplyHandler {
+        { [self] request in admitting(request) { try handler(request) } }
+    }
+
+    /// Admits the request, then replies with `next()`, once the bucket's write committed.
+    func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Reply) -> Reply {
         let admission = admission(of: request)
-        return try request.answer(afterWriting: { try admission.admit(in: $0) }, to: store, isolation: RateLimitAdmission.isolation) {
+        return request.reply(afterWriting: { try admission.admit(in: $0) }, to: store, isolation: RateLimitAdmission.isolation) {
             try next()
         }
     }

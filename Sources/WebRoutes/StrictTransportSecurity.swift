@@ -14,15 +14,19 @@ package struct StrictTransportSecurity<Next: HTTPResponder>: HTTPResponder {
         self.isEnabled = isEnabled
     }
 
-    package func respond(to request: Request) throws -> Response {
-        guard isEnabled else { return try next.respond(to: request) }
-        do {
-            var response = try next.respond(to: request)
-            response.headers.set("Strict-Transport-Security", Self.headerValue)
-            return response
-        } catch var error as HTTPError {
-            error.headers.set("Strict-Transport-Security", Self.headerValue)
-            throw error
+    package func respond(to request: Request) -> Reply {
+        guard isEnabled else { return next.respond(to: request) }
+        return next.respond(to: request).then { outcome in
+            switch outcome {
+            case var .success(response):
+                response.headers.set("Strict-Transport-Security", Self.headerValue)
+                return Reply(response)
+            case var .failure(error as HTTPError):
+                error.headers.set("Strict-Transport-Security", Self.headerValue)
+                return .failure(error)
+            case let .failure(error):
+                return .failure(error)
+            }
         }
     }
 }

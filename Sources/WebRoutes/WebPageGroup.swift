@@ -19,29 +19,29 @@ package struct WebPageGroup: Sendable {
     package func page(_ handler: @escaping Router.Handler) -> Router.Route { group.route(handler) }
 
     /// A page anyone may open that also sees the visitor's session, if any.
-    package func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Response) -> Router.Route {
+    package func page(visiting handler: @escaping @Sendable (Request, SignedInVisit?) throws -> Reply) -> Router.Route {
         let sessions = sessions
-        return page { request in try handler(request, try sessions.visit(request)) }
+        return group.route(replying: { request in try handler(request, try sessions.visit(request)) })
     }
 
-    package typealias VisitHandler = @Sendable (Request, SignedInVisit) throws -> Response
+    package typealias VisitHandler = @Sendable (Request, SignedInVisit) throws -> Reply
 
     /// A page of a signed-in person. Without a live session the request goes to `signedOut` (the login page unless
     /// told otherwise). With `csrfRefusal`, a post without the session's CSRF token is refused with it, or answered
     /// by `csrfMismatch` when given (e.g. a page that asks again with a fresh token).
-    package func signedIn(csrfRefusal: PageRefusal? = nil, csrfMismatch: VisitHandler? = nil,
+    package func signedIn(csrfRefusal: PageRefusal? = nil, csrfMismatch: (@Sendable (Request, SignedInVisit) throws -> Response)? = nil,
                           signedOut: @escaping Router.Handler = { _ in .redirect(to: "/login") },
                           _ handler: @escaping VisitHandler) -> Router.Route {
         let sessions = sessions
-        return page { request in
+        return group.route(replying: { request in
             if CookieNames.duplicated(among: request.sentCookies) != nil { throw PageRefusal.duplicateCookie }
-            guard let visit = try sessions.visit(request) else { return try signedOut(request) }
+            guard let visit = try sessions.visit(request) else { return Reply(try signedOut(request)) }
             if let csrfRefusal, !sessions.carriesCSRFToken(request, of: visit) {
                 guard let csrfMismatch else { throw csrfRefusal }
-                return try csrfMismatch(request, visit)
+                return Reply(try csrfMismatch(request, visit))
             }
             return try handler(request, visit)
-        }
+        })
     }
 }
 
@@ -56,9 +56,9 @@ package struct PageAnswers: RouteMiddleware {
         self.languages = languages
     }
 
-    package func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-        try LanguageSelection<Router>.respond(to: request, negotiation: languages) { request in
-            try errors.respond(to: request, next: next)
+    package func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+        LanguageSelection<Router>.respond(to: request, negotiation: languages) { request in
+            errors.respond(to: request, next: next)
         }
     }
 }

@@ -169,6 +169,17 @@ struct OperationsMetricsTests {
         #expect(lookups(finished, "database") == 1)
     }
 
+    @Test("a sign-in that exchanges its code at Apple looks its attempt up once: what it checked goes off the listener with it")
+    func attemptLookedUpOnceWhenCallingApple() throws {
+        let harness = try keyedHarness()
+        #expect(try TestBrowser(harness).signIn().status == 303)
+        let text = try Self.scrape(harness)
+        #expect(Self.sample(text, "bridge_apple_calls_total{endpoint=\"/auth/token\",result=\"ok\"}") == 1)
+        #expect(Self.sample(text, "bridge_login_attempt_lookups_total{source=\"memory\"}") == 1)
+        #expect(Self.sample(text, "bridge_login_attempt_lookups_total{source=\"state\"}") == 0)
+        #expect(Self.sample(text, "bridge_login_attempt_lookups_total{source=\"database\"}") == 0)
+    }
+
     @Test("a revocation Apple cannot take shows in the backlog with its age, and leaves it when Apple takes it")
     func revocationBacklog() throws {
         let harness = try keyedHarness()
@@ -200,10 +211,10 @@ struct OperationsMetricsTests {
         let metrics = Metrics()
         let mapping = ErrorMapping(presenter: PlainTextErrorPresenter(), logger: Logger(minimumLevel: .error), metrics: metrics)
         let request = Request(method: "GET", path: "/healthz")
-        let outage = try mapping.respond(to: request) { _ in throw StoreError.unavailable("connection refused") }
+        let outage = try mapping.respond(to: request) { _ in .failure(StoreError.unavailable("connection refused")) }.wait()
         #expect(outage.status == 503)
-        _ = try mapping.respond(to: request) { _ in throw StoreError.database("disk I/O error") }
-        _ = try mapping.respond(to: request) { _ in throw HTTPError(404, "no") }
+        _ = try mapping.respond(to: request) { _ in .failure(StoreError.database("disk I/O error")) }.wait()
+        _ = try mapping.respond(to: request) { _ in .failure(HTTPError(404, "no")) }.wait()
         #expect(metrics.value("bridge_database_errors_total{kind=\"unavailable\"}") == 1)
         #expect(metrics.value("bridge_database_errors_total{kind=\"error\"}") == 1)
     }

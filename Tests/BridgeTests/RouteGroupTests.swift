@@ -176,21 +176,21 @@ struct RouteGroupTests {
     /// the rest of its work, or with that rest's error in its group's shape.
     static func suspendingRoutes(_ app: ComposedService, failing: Bool) -> Router {
         let store = app.store
-        let handler: Router.Handler = { request in
-            try request.answer(afterWriting: { _ in request.path }, to: store) { path in
+        let handler: Router.ReplyHandler = { request in
+            request.answer(afterWriting: { _ in request.path }, to: store) { path in
                 if failing { throw StoreError.unavailable("the test says so") }
                 return .text("written for \(path)")
             }
         }
         let groups = app.routes.groups
         var router = Router(fallback: groups.web.group)
-        router.add("GET", "/page", groups.web.page(handler))
+        router.add("GET", "/page", groups.web.group.route(replying: handler))
         router.add("POST", "/callback", groups.appleCallbacks.formPost { request, _ in try handler(request) })
         router.add("POST", "/apple/event", groups.appleCallbacks.notification(handler))
         router.add("POST", "/api/thing", groups.api.endpoint(handler))
         router.add("POST", "/api/limited", groups.api.endpoint(rateLimited: true, handler))
-        router.add("GET", "/status", groups.operations.endpoint(handler))
-        router.add("POST", "/oauth/thing", groups.openIDProvider.endpoint(handler))
+        router.add("GET", "/status", groups.operations.group.route(replying: handler))
+        router.add("POST", "/oauth/thing", groups.openIDProvider.endpoint(replying: handler))
         return router
     }
 

@@ -228,14 +228,14 @@ struct MethodNotAllowedTests {
     func prefixRoute() throws {
         var router = Router()
         router.addPrefix("GET", "/public/") { _ in .text("file") }
-        let thrown = try? router.respond(to: Request(method: "POST", path: "/public/a.css"))
+        let thrown = try? router.respond(to: Request(method: "POST", path: "/public/a.css")).wait()
         #expect(thrown == nil)
         var allow: String?
-        do { _ = try router.respond(to: Request(method: "POST", path: "/public/a.css")) } catch let error as HTTPError {
+        do { _ = try router.respond(to: Request(method: "POST", path: "/public/a.css")).wait() } catch let error as HTTPError {
             allow = error.plainTextResponse.headers["Allow"]
         }
         #expect(allow == "GET, HEAD")
-        let head = try router.respond(to: Request(method: "HEAD", path: "/public/a.css"))
+        let head = try router.respond(to: Request(method: "HEAD", path: "/public/a.css")).wait()
         #expect(head.status == 200)
     }
 
@@ -273,8 +273,8 @@ struct RouterBytesTests {
     @Test("a canonically equal path (KELVIN SIGN for K) is not the registered one")
     func canonicallyEqualPath() throws {
         let router = router()
-        #expect(try router.respond(to: Request(method: "GET", path: "/Kelvin")).body == Array("exact".utf8))
-        #expect(throws: HTTPError.self) { try router.respond(to: Request(method: "GET", path: "/\u{212A}elvin")) }
+        #expect(try router.respond(to: Request(method: "GET", path: "/Kelvin")).wait().body == Array("exact".utf8))
+        #expect(throws: HTTPError.self) { try router.respond(to: Request(method: "GET", path: "/\u{212A}elvin")).wait() }
         #expect(router.metricsRoute(for: "/\u{212A}elvin") == Router.otherMetricsRoute)
     }
 
@@ -282,7 +282,7 @@ struct RouterBytesTests {
     func combiningMarkAfterPrefix() throws {
         let router = router()
         #expect(router.group(owning: "/api/\u{331}x").name == "api")
-        #expect(try router.respond(to: Request(method: "GET", path: "/files/\u{331}x")).body == Array("file".utf8))
+        #expect(try router.respond(to: Request(method: "GET", path: "/files/\u{331}x")).wait().body == Array("file".utf8))
         #expect(router.metricsRoute(for: "/files/\u{301}") == "/files/")
     }
 }

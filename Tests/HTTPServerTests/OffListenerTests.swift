@@ -3,17 +3,24 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `/apple` stands for a request that must call a slow server: on a listener thread it asks to move off it,
-/// off the listener it waits `seconds` (query) like a call to a stalled Apple.
+/// An error no middleware presents.
+struct UnexpectedFailure: Error {}
+
+/// `/apple` stands for a request that must call a slow server: it reads its query on the listener thread and
+/// continues off it, where it waits `seconds` like a call to a stalled Apple. `/twice-off` continues off the
+/// listener twice over; `/failing-off` fails there with an error nobody presents.
 func offListenerRouter() -> Router {
     var router = Router()
     router.add("GET", "/fast") { _ in .text("fast") }
-    router.add("GET", "/apple") { request in
-        guard request.isOffListener else { throw OffListenerRequired() }
-        Thread.sleep(forTimeInterval: Double(request.query["seconds"] ?? "2") ?? 2)
-        return .text("apple:\(request.query["id"] ?? "")")
-    }
-    router.add("GET", "/always-off") { _ in throw OffListenerRequired() }
+    router.add("GET", "/apple", router.fallback.route(replying: { request in
+        let (seconds, id) = (Double(request.query["seconds"] ?? "2") ?? 2, request.query["id"] ?? "")
+        return .offListener {
+            Thread.sleep(forTimeInterval: seconds)
+            return Reply(.text("apple:\(id)"))
+        }
+    }))
+    router.add("GET", "/twice-off", router.fallback.route(replying: { _ in .offListener { .offListener { Reply(.text("twice")) } } }))
+    router.add("GET", "/failing-off", router.fallback.route(replying: { _ in .offListener { throw UnexpectedFailure() } }))
     return router
 }
 
@@ -122,17 +129,20 @@ struct OffListenerTests {
         }
     }
 
-    @Test("a responder that asks to move off the listener while already off it is a logged 500")
-    func offListenerTwice() throws {
+    @Test("an error nobody presents, thrown off the listener, is a logged 500; work continuing off it again is answered")
+    func failureOffListener() throws {
         let log = LogLines()
         let server = MicroHTTPDListener(configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
                                 responder: offListenerRouter(), logger: log.logger)
         try server.start()
-        let answer = try RawHTTPClient.request(port: server.port, path: "/always-off")
+        let answer = try RawHTTPClient.request(port: server.port, path: "/failing-off")
+        let twice = try RawHTTPClient.request(port: server.port, path: "/twice-off")
         server.shutdown()
         #expect(answer.status == 500)
-        let logged = log.lines.contains { $0.contains("event=unhandled_error") && $0.contains("OffListenerRequired") }
+        let logged = log.lines.contains { $0.contains("event=unhandled_error") && $0.contains("UnexpectedFailure") }
         #expect(logged)
+        #expect(twice.status == 200)
+        #expect(twice.text == "twice")
     }
 
     @Test("a suspended request outlasting the idle timeout is still answered when its work ends")

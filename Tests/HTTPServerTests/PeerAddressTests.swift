@@ -13,7 +13,7 @@ struct PeerAddressFailure: Error, CustomStringConvertible {
 struct PeerAddressTests {
     /// A responder that answers with the address it was given.
     struct EchoPeer: HTTPResponder {
-        func respond(to request: Request) throws -> Response { .text(request.remoteAddress) }
+        func respond(to request: Request) -> Reply { Reply(.text(request.remoteAddress)) }
     }
 
     /// One request from a client socket bound to `source` (any 127/8 address is this machine on Linux).

@@ -47,7 +47,7 @@ struct PagesTests {
         func respond(_ pages: Pages, query: [(String, String)] = [], headers: [(String, String)]) throws -> Response {
             let chain = LanguageSelection(ClosureResponder { _ in pages.render("login", loginContext) },
                                           negotiation: pages.catalogs.negotiation)
-            return try chain.respond(to: Request(method: "GET", path: "/login", query: FormFields(query), headers: HTTPHeaders(headers)))
+            return try chain.respond(to: Request(method: "GET", path: "/login", query: FormFields(query), headers: HTTPHeaders(headers))).wait()
         }
 
         @Test("Accept-Language picks the page language by q-value; the response says which and varies on it")
