@@ -65,28 +65,12 @@ package struct AppleRedirect: Sendable {
     /// Behind `AppleCallbackGroup.formPost`. The attempt is looked up and checked once; what may call Apple, and
     /// the answer after the sign-in's write committed, follow with it.
     package func finish(_ request: Request, _ fields: FormFields) throws -> Reply {
-        if let error = fields["error"], !error.isEmpty {
-            if let toClient = try provider.appleError(request, fields, appleError: error) { return toClient }
-            return Reply(try appleReportedError(error))
+        let (attempt, authorization, idToken): (LoginAttempt, ProviderAuthorization?, String)
+        switch try check(request, fields) {
+        case .answered(let reply): return reply
+        case let .signIn(checkedAttempt, checkedAuthorization, checkedToken):
+            (attempt, authorization, idToken) = (checkedAttempt, checkedAuthorization, checkedToken)
         }
-        let (attempt, authorization) = try liveAttempt(fields)
-        let binding = bindingCheck(request, attempt: attempt, fields: fields)
-        if attempt.consumedAt != nil {
-            // The back button or a second tap: this browser lands where its sign-in did; any other is refused.
-            guard binding == .bound else { throw SignInFailure.loginAttemptAlreadyUsed }
-            return Reply(try again.land(request, stateDigest: attempt.state, authorization: authorization))
-        }
-        if attempt.expiresAt <= clock.now { throw PageRefusal.stateExpired }
-        switch binding {
-        case .bound:
-            break
-        case .cookieDropped:
-            metrics.increment("bridge_callback_reposts_total")
-            return Reply(repostPage(fields, providerRedirectURI: authorization?.redirectURI))
-        case .otherBrowser:
-            throw PageRefusal.stateFromOtherBrowser
-        }
-        guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
         let presented = IdentityTokenSignIn.Presented(idToken: idToken, code: fields["code"], expectedNonce: attempt.nonce)
         // An OpenID client's sign-in: its code is stored in the sign-in's own transaction.
         let clientCode = authorization.map { provider.issueCode(for: $0, authTime: nil) }
@@ -127,6 +111,40 @@ package struct AppleRedirect: Sendable {
         }
         if let identity = try signIn.verifiedHere(presented) { return try finish(identity) }
         return .offListener { try finish(try signIn.verified(presented)) }
+    }
+
+    /// What the callback's checks decided: an answer already (Apple's error, a repeated post, a re-post without the
+    /// binding cookie), or a sign-in to finish with the checked attempt and the presented token.
+    private enum Checked {
+        case answered(Reply)
+        case signIn(LoginAttempt, ProviderAuthorization?, idToken: String)
+    }
+
+    /// The callback's checks, each run once: Apple's error, the login attempt, the browser's binding cookie, the token.
+    private func check(_ request: Request, _ fields: FormFields) throws -> Checked {
+        if let error = fields["error"], !error.isEmpty {
+            if let toClient = try provider.appleError(request, fields, appleError: error) { return .answered(toClient) }
+            return .answered(Reply(try appleReportedError(error)))
+        }
+        let (attempt, authorization) = try liveAttempt(fields)
+        let binding = bindingCheck(request, attempt: attempt, fields: fields)
+        if attempt.consumedAt != nil {
+            // The back button or a second tap: this browser lands where its sign-in did; any other is refused.
+            guard binding == .bound else { throw SignInFailure.loginAttemptAlreadyUsed }
+            return .answered(Reply(try again.land(request, stateDigest: attempt.state, authorization: authorization)))
+        }
+        if attempt.expiresAt <= clock.now { throw PageRefusal.stateExpired }
+        switch binding {
+        case .bound:
+            break
+        case .cookieDropped:
+            metrics.increment("bridge_callback_reposts_total")
+            return .answered(Reply(repostPage(fields, providerRedirectURI: authorization?.redirectURI)))
+        case .otherBrowser:
+            throw PageRefusal.stateFromOtherBrowser
+        }
+        guard let idToken = fields["id_token"], !idToken.isEmpty else { throw PageRefusal.missingIDToken }
+        return .signIn(attempt, authorization, idToken: idToken)
     }
 
     /// The login attempt of the state the callback names (known and not expired; perhaps spent), and the OpenID
