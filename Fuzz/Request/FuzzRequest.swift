@@ -87,15 +87,15 @@ private func checkHead(_ request: Request) {
 
 /// Answers every error of its group itself, marked as the group's.
 private struct MarkingMiddleware: RouteMiddleware {
-    func respond(to request: Request, next: (Request) throws -> Response) throws -> Response {
-        var response: Response
-        do {
-            response = try next(request)
-        } catch let error as HTTPError {
-            response = .text(error.message, status: error.status)
+    func respond(to request: Request, next: (Request) -> Reply) -> Reply {
+        next(request).recover { error in
+            guard let error = error as? HTTPError else { throw error }
+            return .text(error.message, status: error.status)
+        }.map { response in
+            var response = response
+            response.headers.set("X-Group", "api")
+            return response
         }
-        response.headers.set("X-Group", "api")
-        return response
     }
 }
 
@@ -121,7 +121,7 @@ private let site: SecurityHeaders<Router> = {
 
 private func route(_ request: Request) {
     do {
-        let response = try site.respond(to: request)
+        let response = try site.respond(to: request).wait()
         // Whatever follows `/api/` (a combining mark included), the group owning the prefix answers.
         if request.path.utf8.starts(with: "/api/".utf8), response.headers["X-Group"] != "api" {
             fatalError("a path under /api/ was not answered by the group owning /api/")
