@@ -14,4 +14,17 @@ extension String {
         if let contiguous, let equal = contiguous { return equal }
         return utf8.elementsEqual(other.utf8)
     }
+
+    /// Whether the string's UTF-8 bytes begin with `prefix`'s: `hasPrefix` compares Characters, so a prefix followed
+    /// by a combining mark is not a prefix to it. Over contiguous storage, as `hasSameUTF8(as:)`.
+    @inlinable
+    public func hasUTF8Prefix(_ prefix: String) -> Bool {
+        let contiguous = utf8.withContiguousStorageIfAvailable { mine in
+            prefix.utf8.withContiguousStorageIfAvailable { theirs in
+                mine.count >= theirs.count && UnsafeBufferPointer(rebasing: mine[..<theirs.count]).elementsEqual(theirs)
+            }
+        }
+        if let contiguous, let starts = contiguous { return starts }
+        return utf8.starts(with: prefix.utf8)
+    }
 }

@@ -56,9 +56,8 @@ package struct CookieNames: Sendable {
         // A request carries a handful of this server's cookies: a scan of them is cheaper than hashing each.
         var seen: [String] = []
         for (name, _) in cookies {
-            let bytes = name.utf8
-            guard bytes.starts(with: unprefixedBase.utf8) || bytes.starts(with: hostPrefixedBase.utf8)
-                || bytes.starts(with: securePrefixedBase.utf8) else { continue }
+            guard name.hasUTF8Prefix(unprefixedBase) || name.hasUTF8Prefix(hostPrefixedBase)
+                || name.hasUTF8Prefix(securePrefixedBase) else { continue }
             if seen.contains(where: { $0.hasSameUTF8(as: name) }) { return name }
             seen.append(name)
         }

@@ -18,4 +18,14 @@ struct SameUTF8Tests {
         let long = String(repeating: "k", count: 40)
         #expect(long.hasSameUTF8(as: String(repeating: "k", count: 40)))
     }
+
+    @Test("a byte prefix: one followed by a combining mark still begins the string, and spellings do not mix")
+    func prefixes() {
+        #expect("asb_\u{301}session".hasUTF8Prefix("asb_"))
+        #expect(!"asb_\u{301}session".hasPrefix("asb_"))  // hasPrefix compares Characters
+        #expect(!"cafe\u{301}".hasUTF8Prefix("caf\u{E9}"))
+        #expect("__Host-asb_session".hasUTF8Prefix("__Host-asb_"))
+        #expect(!"asb".hasUTF8Prefix("asb_"))
+        #expect("x".hasUTF8Prefix(""))
+    }
 }
