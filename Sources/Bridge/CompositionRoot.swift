@@ -61,6 +61,8 @@ public enum CompositionRoot {
         package let accessTokens: AccessTokens
         package let returnDestination: ReturnDestination
         package let vault: AppleTokenVault
+        /// BRIDGE_WEBHOOK_*: what writes the events into the outbox; nil without webhooks.
+        package let webhooks: WebhookEvents?
     }
 
     package static func sharedServices(_ configuration: BridgeConfiguration, resourcesDirectory: String,
@@ -91,7 +93,7 @@ public enum CompositionRoot {
             providerKeys: providerKeys,
             accessTokens: AccessTokens(keys: providerKeys, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime),
             returnDestination: ReturnDestination(key: secrets.returnDestinationKey, policy: configuration.site.returnURLs),
-            vault: AppleTokenVault(key: secrets.appleTokenKey))
+            vault: AppleTokenVault(key: secrets.appleTokenKey), webhooks: webhookEvents(configuration))
     }
 
     /// Signing in: one exchanger (it holds the queue of exchanges to retry), one sign-in transaction, one rule for
@@ -120,10 +122,10 @@ public enum CompositionRoot {
             service: SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
                                    servicesID: configuration.servicesID, replayLeeway: apple.verifier.policy.leeway,
                                    metrics: metrics, logger: logger, transferTeam: configuration.teamID,
-                                   webhooks: webhookEvents(configuration)),
+                                   webhooks: shared.webhooks),
             requireNonce: configuration.requireNonce)
         let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
-                                              metrics: metrics, logger: logger, webhooks: webhookEvents(configuration))
+                                              metrics: metrics, logger: logger, webhooks: shared.webhooks)
         return SignInServices(relayedCodes: relayedCodes, sessionIssuer: sessionIssuer, signIn: signIn,
                               accountDeletion: accountDeletion)
     }
@@ -158,7 +160,7 @@ public enum CompositionRoot {
                                  sessionIssuer: signIn.sessionIssuer, accessTokens: shared.accessTokens,
                                  accountDeletion: signIn.accountDeletion, metrics: metrics, logger: logger),
             appleNotifications: AppleNotifications(verifier: shared.apple.notifications, store: store, clock: clock,
-                                                   metrics: metrics, logger: logger, webhooks: webhookEvents(configuration)),
+                                                   metrics: metrics, logger: logger, webhooks: shared.webhooks),
             androidRelay: AndroidRelay(packages: configuration.androidPackages, servicesID: configuration.servicesID,
                                        verifier: shared.apple.verifier, relayedCodes: signIn.relayedCodes,
                                        relayURL: { [configuration] in configuration.androidRelayURL(package: $0) },

@@ -90,14 +90,6 @@ public struct Reply: Sendable {
         after(starting: start) { outcome in Reply(try finish(outcome)) }
     }
 
-    /// Whether the response is known now, with nothing left to run.
-    public var isAnswered: Bool {
-        switch step {
-        case .answer, .failure: true
-        case .offListener, .awaiting: false
-        }
-    }
-
     // MARK: Transforms, for middleware: each applies now or to the rest, wherever that runs.
 
     /// The reply with `transform` applied to its response (not to a failure).

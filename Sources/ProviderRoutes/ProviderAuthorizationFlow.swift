@@ -134,13 +134,12 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     /// The single-use code an OpenID client's sign-in hands back: `store` is written inside the sign-in's own
     /// transaction (`SignInRequest.alongside`), or alone for a session's code, and `handOver` sends the browser back
     /// to the client once it committed.
-    package typealias IssuedCode = ClientCode
 
     /// `authTime`: when the member signed in (now, for a code its sign-in issues).
-    package func issueCode(for authorization: ProviderAuthorization, authTime: Date? = nil) -> IssuedCode {
+    package func issueCode(for authorization: ProviderAuthorization, authTime: Date? = nil) -> ClientCode {
         let now = clock.now
         let code = SecretTokens.random()
-        return IssuedCode(code: code, authorization: authorization) { transaction, user in
+        return ClientCode(code: code, authorization: authorization) { transaction, user in
             try transaction.insertAuthorizationCode(AuthorizationCodeRecord(
                 codeHash: SecretTokens.digest(code), clientID: authorization.clientID, redirectURI: authorization.redirectURI,
                 codeChallenge: authorization.codeChallenge, scope: authorization.scope, nonce: authorization.nonce,
@@ -149,7 +148,7 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     }
 
     /// The answer that hands the client its code, once the write that stored it committed.
-    package func handOver(_ issued: IssuedCode, userID: Int64) -> Response {
+    package func handOver(_ issued: ClientCode, userID: Int64) -> Response {
         let authorization = issued.authorization
         metrics.increment("bridge_oidc_codes_issued_total", ["client_id": authorization.clientID])
         logger.info("oidc_code_issued", ["client_id": authorization.clientID, "user_id": String(userID)])

@@ -18,7 +18,6 @@ import WebRoutes
 /// `scope` narrows what it issues, a wider one is `invalid_scope`). Answers carry an RFC 9068 access token, a refresh token and an ID token.
 package struct ProviderTokenEndpoint: Sendable {
     package static let idTokenLifetime: TimeInterval = 3600
-    package static let sessionFlow = SignInFlow.providerSession
 
     package let store: any Store
     package let clock: WallClock
@@ -65,17 +64,14 @@ package struct ProviderTokenEndpoint: Sendable {
         }
     }
 
-    /// The rate limit, then the grant: two transactions, and the listener thread serves other connections while
-    /// each waits for its group commit.
-    /// Registered rate limited (`OpenIDProviderGroup.register`).
-    package func token(_ request: Request) throws -> Reply { try grantTokens(request) }
-
     /// The parameters of both grants and of client authentication: RFC 6749 §3.1 forbids repeating them, and asks
     /// that any other be ignored.
     package static let parameters: Set<String> = ["grant_type", "code", "redirect_uri", "client_id", "client_secret",
                                           "code_verifier", "refresh_token", "scope"]
 
-    private func grantTokens(_ request: Request) throws -> Reply {
+    /// Registered rate limited (`OpenIDProviderGroup.register`): the rate limit, then the grant, two transactions,
+    /// and the listener thread serves other connections while each waits for its group commit.
+    package func token(_ request: Request) throws -> Reply {
         guard let form = request.formBody else { throw OAuthRefusal.invalidRequest("the body must be a form") }
         if let repeated = form.repeatedNames.intersection(Self.parameters).sorted().first {
             throw OAuthRefusal.invalidRequest("the parameter \(repeated) is repeated")  // RFC 6749 §3.1
@@ -96,7 +92,7 @@ package struct ProviderTokenEndpoint: Sendable {
                     metrics.increment("bridge_oidc_code_replays_total")
                     logger.warning("oidc_code_replayed", ["client_id": clientID])
                 case .refreshToken:
-                    sessionIssuer.recordReuse(flow: Self.sessionFlow)
+                    sessionIssuer.recordReuse(flow: SignInFlow.providerSession)
                 }
             }
             let grant = try outcome.get()
@@ -167,7 +163,7 @@ package struct ProviderTokenEndpoint: Sendable {
     private func openGrant(_ new: SessionIssuer.NewSession, user: User, client: OpenIDClient, scope: String,
                            authTime: Date, nonce: String?, in transaction: any StoreTransaction,
                            now: Date) throws -> (grant: Grant, familyID: String) {
-        let opened = try sessionIssuer.open(new, userID: user.id, flow: Self.sessionFlow,
+        let opened = try sessionIssuer.open(new, userID: user.id, flow: SignInFlow.providerSession,
                                             nonceVerified: true, in: transaction, now: now)
         guard let (refreshToken, familyID) = opened.refresh else {
             preconditionFailure("a client's session is opened with a refresh token")

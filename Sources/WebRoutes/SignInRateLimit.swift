@@ -27,14 +27,10 @@ package struct SignInRateLimit: Sendable {
     /// Groups apply it to the routes registered as rate limited (`JSONAPIGroup.endpoint(rateLimited:)`,
     /// `OpenIDProviderGroup.endpoint(rateLimited:replying:)`).
     package func limiting(_ handler: @escaping Router.ReplyHandler) -> Router.ReplyHandler {
-        { [self] request in admitting(request) { try handler(request) } }
-    }
-
-    /// Admits the request, then replies with `next()`, once the bucket's write committed.
-    func admitting(_ request: Request, then next: @escaping @Sendable () throws -> Reply) -> Reply {
-        let admission = admission(of: request)
-        return request.reply(afterWriting: { try admission.admit(in: $0) }, to: store, isolation: RateLimitAdmission.isolation) {
-            try next()
+        { [self] request in
+            let admission = admission(of: request)
+            return request.reply(afterWriting: { try admission.admit(in: $0) }, to: store,
+                                 isolation: RateLimitAdmission.isolation) { try handler(request) }
         }
     }
 
