@@ -9,6 +9,8 @@ import Storage
 public final class BridgeServer {
     public let app: ComposedService
     public let http: MicroHTTPDListener
+    /// The same responder and listener settings without a socket: route tests send their requests through it.
+    public let inProcess: InProcessClient
     private let sweeper: Thread
 
     public init(configuration: BridgeConfiguration, resourcesDirectory: String,
@@ -31,8 +33,11 @@ public final class BridgeServer {
                 cores: ProcessInfo.processInfo.activeProcessorCount,
                 readsWaitOnAnotherProcess: store.readsWaitOnAnotherProcess)
         }
-        http = MicroHTTPDListener(configuration: listener, responder: app.routes.makeResponder(), logger: logger,
-                          refusal: app.routes.refusalResponse)
+        let responder = app.routes.makeResponder()
+        http = MicroHTTPDListener(configuration: listener, responder: responder, logger: logger,
+                                  refusal: app.routes.refusalResponse)
+        inProcess = InProcessClient(configuration: listener, responder: responder, logger: logger,
+                                    refusal: app.routes.refusalResponse)
         sweeper = Self.makeSweeper(store: store, app: app, clock: clock)
     }
 
@@ -60,9 +65,10 @@ public final class BridgeServer {
         }
     }
 
-    public func start() throws {
+    /// `listening: false` starts everything but the listener, for requests made through `inProcess` only.
+    public func start(listening: Bool = true) throws {
         app.revocationBacklog.refresh()  // counted again after each pass of the queue
-        try http.start()
+        if listening { try http.start() }
         sweeper.start()
         app.webhookDelivery?.start()
         // Warm Apple's keys so the first sign-in does not wait; a failure here is retried on demand.

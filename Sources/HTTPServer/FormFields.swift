@@ -116,7 +116,7 @@ public struct FormFields: Sendable, Equatable {
         pairs.map { FormFields.encode($0.name) + "=" + FormFields.encode($0.value) }.joined(separator: "&")
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10

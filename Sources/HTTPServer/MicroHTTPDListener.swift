@@ -244,7 +244,7 @@ enum MicroHTTPDCallbacks {
         case let .answer(response):
             return answer(connection, pending, response)
         case let .failure(error):
-            return answer(connection, pending, failureResponse(error, path: pending.path, context))
+            return answer(connection, pending, failureResponse(error, path: pending.path, context.logger))
         case let .offListener(work):
             return moveOffListener(work, connection, pending, context)
         case let .awaiting(start, then):
@@ -340,7 +340,7 @@ enum MicroHTTPDCallbacks {
             do {
                 response = try work().wait()
             } catch {
-                response = failureResponse(error, path: path, context)
+                response = failureResponse(error, path: path, context.logger)
             }
             context.suspended.finish(parked, with: .response(response))
         }
@@ -379,9 +379,9 @@ enum MicroHTTPDCallbacks {
     static let internalError = Response.text("The server could not answer this request.\n", status: 500)
 
     /// The answer to a failure no middleware presented: an `HTTPError` with its status, anything else 500.
-    static func failureResponse(_ error: any Error, path: String, _ context: ServerContext) -> Response {
+    static func failureResponse(_ error: any Error, path: String, _ logger: Logger) -> Response {
         if let error = error as? HTTPError { return error.plainTextResponse }
-        context.logger.error("unhandled_error", ["path": path, "error": String(describing: type(of: error))])
+        logger.error("unhandled_error", ["path": path, "error": String(describing: type(of: error))])
         return internalError
     }
 

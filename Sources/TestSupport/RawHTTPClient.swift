@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// A deliberately small HTTP/1.1 client over a plain socket, so tests send exactly the bytes they mean
 /// (odd paths, bodiless POSTs, slow clients) and see exactly what the server answered.
@@ -177,5 +178,15 @@ public final class KeepAliveHTTPConnection {
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { throw RawHTTPError.closedWithoutResponse }
         buffer.append(contentsOf: chunk[0..<count])
+    }
+}
+
+extension RawHTTPResponse {
+    /// What a client reads of `response`, served in process (see `InProcessClient`): each field's value without the
+    /// whitespace around it, which is not part of it (RFC 9110, 5.5) and which `parse` drops too.
+    public init(_ response: Response) {
+        self.init(status: response.status,
+                  headers: response.headers.map { ($0.name, $0.value.trimmingCharacters(in: .whitespaces)) },
+                  body: response.body)
     }
 }

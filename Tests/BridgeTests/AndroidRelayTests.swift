@@ -43,7 +43,7 @@ struct AndroidRelayTests {
     }
 
     func post(_ harness: BridgeHarness, to path: String = relayPath, _ fields: [(String, String)]) throws -> RawHTTPResponse {
-        try RawHTTPClient.request(port: harness.port, method: "POST", path: path,
+        try harness.request(method: "POST", path: path,
                                   headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                   body: FormFields(fields).urlEncoded)
     }
@@ -172,7 +172,7 @@ struct AndroidRelayTests {
         }
         #expect(try relayedRedirect(harness, code: code) == nil)
         // Nobody signed in at the relay: its refusals are not the callback's sign-in rejections.
-        let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics").text
+        let metrics = try harness.request(path: "/metrics").text
         #expect(!metrics.contains("bridge_callback_rejections_total{reason=\"code_hash_mismatch\"}"))
     }
 
@@ -190,10 +190,10 @@ struct AndroidRelayTests {
         }
         let repeated = try post(harness, [("state", "s"), ("code", code), ("id_token", token), ("code", "another-code")])
         #expect(repeated.status == 400 && repeated.header("Location") == nil)
-        let json = try RawHTTPClient.request(port: harness.port, method: "POST", path: Self.relayPath,
+        let json = try harness.request(method: "POST", path: Self.relayPath,
                                              headers: [("Content-Type", "application/json")], body: "{}")
         #expect(json.status == 415 && json.header("Content-Type")?.hasPrefix("text/html") == true)
-        let get = try RawHTTPClient.request(port: harness.port, path: Self.relayPath)
+        let get = try harness.request(path: Self.relayPath)
         #expect(get.status == 405 && get.header("Content-Type")?.hasPrefix("text/html") == true)
         #expect(try relayedRedirect(harness, code: code) == nil)
     }

@@ -36,7 +36,7 @@ struct AppleKeysTests {
             }
             DispatchQueue.concurrentPerform(iterations: 50) { index in
                 let body = FormFields([("state", logins[index].state), ("id_token", tokens[index])]).urlEncoded
-                let response = try? RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+                let response = try? harness.request(method: "POST", path: "/apple_redirect",
                     headers: [("Content-Type", "application/x-www-form-urlencoded")] + cookies, body: body)
                 statuses.append(response?.status ?? 0)
             }

@@ -12,7 +12,7 @@ struct CORSTests {
 
     func preflight(_ harness: BridgeHarness, _ path: String, origin: String = CORSTests.origin,
                    method: String = "POST") throws -> RawHTTPResponse {
-        try RawHTTPClient.request(port: harness.port, method: "OPTIONS", path: path, headers: [
+        try harness.request(method: "OPTIONS", path: path, headers: [
             ("Origin", origin), ("Access-Control-Request-Method", method),
             ("Access-Control-Request-Headers", "authorization, content-type"),
         ])
@@ -36,12 +36,12 @@ struct CORSTests {
     @Test("actual API responses name the origin and expose WWW-Authenticate and Retry-After")
     func actualResponses() throws {
         let harness = try BridgeHarness(["BRIDGE_CORS_ORIGINS": Self.origin])
-        let nonce = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/api/auth/nonce",
+        let nonce = try harness.request(method: "POST", path: "/api/auth/nonce",
                                               headers: [("Origin", Self.origin)])
         #expect(nonce.status == 200)
         #expect(nonce.header("Access-Control-Allow-Origin") == Self.origin)
         #expect(nonce.header("Access-Control-Expose-Headers") == "WWW-Authenticate, Retry-After")
-        let me = try RawHTTPClient.request(port: harness.port, path: "/api/me", headers: [("Origin", Self.origin)])
+        let me = try harness.request(path: "/api/me", headers: [("Origin", Self.origin)])
         #expect(me.status == 401)
         #expect(me.header("Access-Control-Allow-Origin") == Self.origin)
         #expect(me.header("Access-Control-Allow-Credentials") == nil)
@@ -53,7 +53,7 @@ struct CORSTests {
         let stranger = try preflight(harness, "/api/auth/apple", origin: "https://evil.example")
         #expect(stranger.header("Access-Control-Allow-Origin") == nil)
         #expect(stranger.status != 204)
-        let strangerCall = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/api/auth/nonce",
+        let strangerCall = try harness.request(method: "POST", path: "/api/auth/nonce",
                                                      headers: [("Origin", "https://evil.example")])
         #expect(strangerCall.header("Access-Control-Allow-Origin") == nil)
         for path in ["/apple/notifications", "/apple_redirect", "/logout"] {
@@ -61,7 +61,7 @@ struct CORSTests {
             #expect(response.header("Access-Control-Allow-Origin") == nil, "\(path)")
             #expect(response.status == 405, "\(path)")
         }
-        let login = try RawHTTPClient.request(port: harness.port, path: "/login", headers: [("Origin", Self.origin)])
+        let login = try harness.request(path: "/login", headers: [("Origin", Self.origin)])
         #expect(login.header("Access-Control-Allow-Origin") == nil)
     }
 

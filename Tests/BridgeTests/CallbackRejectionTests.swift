@@ -188,7 +188,7 @@ struct CallbackRejectionTests {
         let fields = try browser.authorizeAtApple(login)
         let cookies = browser.cookieHeader(for: "/apple_redirect")
         #expect(try browser.post("/apple_redirect", form: fields).status == 303)
-        let replay = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+        let replay = try harness.request(method: "POST", path: "/apple_redirect",
                                                headers: [("Content-Type", "application/x-www-form-urlencoded")] + cookies,
                                                body: FormFields(fields).urlEncoded)
         #expect(replay.status == 400)
@@ -223,7 +223,7 @@ struct CallbackRejectionTests {
         // A token that would not verify is not looked at: nothing of the repeat is used.
         let garbled = try browser.post("/apple_redirect", form: fields.replacing("id_token", with: "not-a-token"))
         #expect(garbled.status == 303)
-        let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics").text
+        let metrics = try harness.request(path: "/metrics").text
         #expect(metrics.split(separator: "\n").contains("bridge_sign_ins_total{flow=\"web\"} 1"))
         #expect(try harness.userCount() == 1)
         // Signed out meanwhile: the repeat is the used sign-in it is.
@@ -242,7 +242,7 @@ struct CallbackRejectionTests {
         let body = FormFields(fields).urlEncoded
         let statuses = StatusList()
         DispatchQueue.concurrentPerform(iterations: 6) { _ in
-            let response = try? RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+            let response = try? harness.request(method: "POST", path: "/apple_redirect",
                                                       headers: headers, body: body)
             statuses.append(response?.status ?? 0)
         }
@@ -273,8 +273,8 @@ struct CallbackRejectionTests {
         let login = try browser.openLogin()
         let fields = try browser.authorizeAtApple(login)
         let name = try #require(browser.cookies.keys.first { $0.hasPrefix("asb_bind_") })
-        let response = try RawHTTPClient.request(
-            port: harness.port, method: "POST", path: "/apple_redirect",
+        let response = try harness.request(
+            method: "POST", path: "/apple_redirect",
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "\(name)=forged")],
             body: FormFields(fields).urlEncoded)
         #expect(response.status == 403)
@@ -330,7 +330,7 @@ struct CallbackRejectionTests {
     @Test("a JSON body on the form callback is refused with 415")
     func wrongContentType() throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+        let response = try harness.request(method: "POST", path: "/apple_redirect",
                                                  headers: [("Content-Type", "application/json")], body: "{\"state\":\"x\"}")
         #expect(response.status == 415)
     }

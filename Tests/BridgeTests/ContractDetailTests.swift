@@ -18,7 +18,7 @@ struct ContractDetailTests {
     @Test("405 on /healthz and /metrics names the allowed methods", arguments: ["/healthz", "/metrics"])
     func methodNotAllowed(path: String) throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: path)
+        let response = try harness.request(method: "POST", path: path)
         #expect(response.status == 405)
         #expect(response.header("Allow") == "GET, HEAD")
     }

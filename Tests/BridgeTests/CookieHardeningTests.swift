@@ -14,8 +14,8 @@ struct CookieHardeningTests {
     @Test("the binding cookie is __Host- prefixed, at Path=/, SameSite=None; Secure; HttpOnly, one per attempt")
     func bindingCookie() throws {
         let harness = try Self.httpsHarness()
-        let first = try RawHTTPClient.request(port: harness.port, path: "/login")
-        let second = try RawHTTPClient.request(port: harness.port, path: "/login")
+        let first = try harness.request(path: "/login")
+        let second = try harness.request(path: "/login")
         let binding = try #require(first.headerValues("Set-Cookie").first { $0.hasPrefix("__Host-asb_bind_") })
         let other = try #require(second.headerValues("Set-Cookie").first { $0.hasPrefix("__Host-asb_bind_") })
         #expect(binding.split(separator: "=").first != other.split(separator: "=").first)
@@ -44,7 +44,7 @@ struct CookieHardeningTests {
         let browser = TestBrowser(harness)
         _ = try browser.signIn()
         let id = try #require(browser.cookies["__Host-asb_session"]?.value)
-        let response = try RawHTTPClient.request(port: harness.port, path: "/session", headers: [("Cookie", "asb_session=\(id)")])
+        let response = try harness.request(path: "/session", headers: [("Cookie", "asb_session=\(id)")])
         #expect(response.status == 303)
         #expect(response.header("Location") == "/login")
     }
@@ -55,7 +55,7 @@ struct CookieHardeningTests {
         let browser = TestBrowser(harness)
         _ = try browser.signIn()
         let id = try #require(browser.cookies["__Host-asb_session"]?.value)
-        let response = try RawHTTPClient.request(port: harness.port, path: "/session",
+        let response = try harness.request(path: "/session",
                                                  headers: [("Cookie", "__Host-asb_session=planted; __Host-asb_session=\(id)")])
         #expect(response.status == 400)
         let page = HTMLDocument(response.text)
@@ -81,8 +81,8 @@ struct CookieHardeningTests {
         let login = try browser.openLogin()
         let fields = try browser.authorizeAtApple(login)
         let (name, cookie) = try #require(browser.cookies.first { $0.key.hasPrefix("__Host-asb_bind_") })
-        let response = try RawHTTPClient.request(
-            port: harness.port, method: "POST", path: "/apple_redirect",
+        let response = try harness.request(
+            method: "POST", path: "/apple_redirect",
             headers: [("Content-Type", "application/x-www-form-urlencoded"),
                       ("Cookie", "\(name)=planted-by-attacker; \(name)=\(cookie.value)")],
             body: FormFields(fields).urlEncoded)
@@ -97,13 +97,13 @@ struct CookieHardeningTests {
     func developmentNames() throws {
         let harness = try BridgeHarness()
         let browser = TestBrowser(harness)
-        let login = try RawHTTPClient.request(port: harness.port, path: "/login")
+        let login = try harness.request(path: "/login")
         let binding = try #require(login.headerValues("Set-Cookie").first { $0.hasPrefix("asb_bind_") })
         #expect(binding.contains("Path=/;") && binding.contains("Secure") && binding.contains("SameSite=None"))
         #expect(try browser.signIn().setCookieHeader("asb_session")?.contains("Secure") == true)
         #expect(try browser.get("/session").status == 200)
         let id = try #require(browser.cookies["asb_session"]?.value)
-        let twice = try RawHTTPClient.request(port: harness.port, path: "/session",
+        let twice = try harness.request(path: "/session",
                                               headers: [("Cookie", "asb_session=planted; asb_session=\(id)")])
         #expect(twice.status == 400)
     }
@@ -112,10 +112,10 @@ struct CookieHardeningTests {
     func strictTransportSecurity() throws {
         let https = try BridgeHarness(["BRIDGE_PUBLIC_URL": "https://login.example.com"])
         for path in ["/login", "/healthz", "/api/me", "/nowhere"] {
-            let response = try RawHTTPClient.request(port: https.port, path: path)
+            let response = try https.request(path: path)
             #expect(response.header("Strict-Transport-Security")?.hasPrefix("max-age=") == true, "\(path)")
         }
         let http = try BridgeHarness()
-        #expect(try RawHTTPClient.request(port: http.port, path: "/login").header("Strict-Transport-Security") == nil)
+        #expect(try http.request(path: "/login").header("Strict-Transport-Security") == nil)
     }
 }

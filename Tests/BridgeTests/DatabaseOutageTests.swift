@@ -74,7 +74,7 @@ struct DatabaseOutageTests {
         try PostgresConnection(conninfo: admin.connectionString, defaults: [:]).execute("CREATE DATABASE \(name)")
         defer { try? Self.faultServer("running") }
         let harness = try BridgeHarness(["BRIDGE_DATABASE": try admin.withDatabase(name).connectionString,
-                                         "BRIDGE_DATABASE_POOL_SIZE": "4"])
+                                         "BRIDGE_DATABASE_POOL_SIZE": "4"], listening: true)
         let port = harness.port
         let running = Atomic<Bool>(true)
         let counter = Atomic<Int>(0)

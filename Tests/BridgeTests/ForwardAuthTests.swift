@@ -17,7 +17,7 @@ import WebRoutes
 struct ForwardAuthTests {
     /// What the proxy sends: the browser's cookies for `/`, nothing else of the browser's.
     static func verify(_ browser: TestBrowser, query: String = "") throws -> RawHTTPResponse {
-        try RawHTTPClient.request(port: browser.harness.port, path: "/auth/verify" + query, headers: browser.cookieHeader(for: "/"))
+        try browser.harness.request(path: "/auth/verify" + query, headers: browser.cookieHeader(for: "/"))
     }
 
     static func member(_ harness: BridgeHarness, _ user: SimulatedUser) throws -> User {
@@ -48,7 +48,7 @@ struct ForwardAuthTests {
         browser.set(session, .init(value: SecretTokens.random(), path: "/"))
         Self.expectClosed(try Self.verify(browser), 401)
         // The real one and a planted one: neither is believed.
-        let twice = try RawHTTPClient.request(port: harness.port, path: "/auth/verify", headers: [
+        let twice = try harness.request(path: "/auth/verify", headers: [
             ("Cookie", "\(session)=\(real.value); \(session)=\(SecretTokens.random())"),
         ])
         Self.expectClosed(twice, 401)
@@ -97,7 +97,7 @@ struct ForwardAuthTests {
     @Test("a malformed ?group= is 400, in plain text", arguments: ["", "a b", "staff,", ",staff", "st%0Aaff", "-staff"])
     func malformedGroup(group: String) throws {
         let harness = try BridgeHarness(startSimulator: false)
-        let response = try RawHTTPClient.request(port: harness.port, path: "/auth/verify?group=" + group)
+        let response = try harness.request(path: "/auth/verify?group=" + group)
         #expect(response.status == 400)
         #expect(response.header("Cache-Control") == "no-store")
     }
@@ -115,11 +115,11 @@ struct ForwardAuthTests {
     @Test("answers no other method, in plain text with no-store; a path under /auth/ it does not know is its 404")
     func otherMethodsAndPaths() throws {
         let harness = try BridgeHarness(startSimulator: false)
-        let post = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/auth/verify")
+        let post = try harness.request(method: "POST", path: "/auth/verify")
         #expect(post.status == 405)
         #expect(post.header("Cache-Control") == "no-store")
         #expect(post.header("Content-Type")?.hasPrefix("text/plain") == true)
-        let unknown = try RawHTTPClient.request(port: harness.port, path: "/auth/other")
+        let unknown = try harness.request(path: "/auth/other")
         #expect(unknown.status == 404)
         #expect(unknown.header("Content-Type")?.hasPrefix("text/plain") == true)
     }

@@ -15,7 +15,12 @@ import WebRoutes
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
-/// The real server and the Apple ID simulator, each listening on loopback, with a fresh SQLite file.
+/// The real server, composed as `serve` composes it, with a fresh SQLite file, and the Apple ID simulator on loopback.
+///
+/// Requests made with `request` (and by `TestBrowser` and `api`) go into the composed app in process, through
+/// `InProcessClient`, which applies what the listener applies before a route runs. A harness made with
+/// `listening: true` also starts the listener on loopback and sends them there: for tests of the listener itself
+/// (framing, timeouts, its worker pool, connection caps, what a peer's address decides) and end-to-end ones.
 final class BridgeHarness: @unchecked Sendable {  // immutable after init
     static let servicesID = "com.example.web"
     static let bundleID = "com.example.app"
@@ -28,7 +33,9 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     let clock = TestClock()
     let directory: String
     let databasePath: String
-    var port: Int { server.http.port }
+    /// The port in BRIDGE_PUBLIC_URL, which the listener listens on when `listening`.
+    let port: Int
+    let listening: Bool
     var simulatorPort: Int { appleID.port }
     var app: ComposedService { server.app }
 
@@ -40,11 +47,13 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     /// Tests of a cold cache start without the simulator.
     init(_ settings: [String: String] = [:], startSimulator: Bool = true, signInRequestsPerMinute: Int = 6000,
          transport: any AppleHTTPTransport = URLSessionTransport(timeout: 10), listener: ServerConfiguration? = nil,
-         logger: Logger = .silent) throws {
+         listening: Bool = false, logger: Logger = .silent) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databasePath = directory + "/bridge.sqlite3"
         let port = freeLoopbackPort()
+        self.port = port
+        self.listening = listening
         // Its Return URLs are this bridge's callback and its Android relays, as in Apple's console.
         var publicURL = settings["BRIDGE_PUBLIC_URL"] ?? "http://127.0.0.1:\(port)"
         if publicURL.hasSuffix("/") { publicURL.removeLast() }
@@ -64,7 +73,7 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
         server = try BridgeServer(configuration: configuration, resourcesDirectory: packageRoot,
                                   transport: transport, clock: clock.clock, logger: logger, server: listener,
                                   signInRequestsPerMinute: signInRequestsPerMinute)
-        try server.start()
+        try server.start(listening: listening)
         if startSimulator { try awaitAppleKeys() }
     }
 
@@ -96,6 +105,23 @@ final class BridgeHarness: @unchecked Sendable {  // immutable after init
     }
 }
 
+extension BridgeHarness {
+    /// One request as a client sends it (`Host` and `Connection: close` added, `Content-Length` for a body), and
+    /// what the client reads back.
+    func request(method: String = "GET", path: String, headers: [(String, String)] = [],
+                 body: [UInt8]? = nil) throws -> RawHTTPResponse {
+        if listening { return try RawHTTPClient.request(port: port, method: method, path: path, headers: headers, body: body) }
+        var fields = HTTPHeaders([("Host", "127.0.0.1:\(port)"), ("Connection", "close")] + headers)
+        if let body { fields.add("Content-Length", String(body.count)) }
+        return RawHTTPResponse(server.inProcess.respond(method: method, target: path, headers: fields, body: body ?? []))
+    }
+
+    func request(method: String = "GET", path: String, headers: [(String, String)] = [],
+                 body: String) throws -> RawHTTPResponse {
+        try request(method: method, path: path, headers: headers, body: Array(body.utf8))
+    }
+}
+
 /// JSON API calls as an app makes them.
 extension BridgeHarness {
     func api(_ path: String, method: String = "POST", json: String? = nil, bearer: String? = nil,
@@ -103,8 +129,7 @@ extension BridgeHarness {
         var headers: [(String, String)] = []
         if json != nil { headers.append(("Content-Type", contentType)) }
         if let bearer { headers.append(("Authorization", "Bearer \(bearer)")) }
-        let response = try RawHTTPClient.request(port: port, method: method, path: path, headers: headers,
-                                                 body: json.map { Array($0.utf8) })
+        let response = try request(method: method, path: path, headers: headers, body: json.map { Array($0.utf8) })
         let body = (try? JSONValue.parse(response.body)) ?? .null
         return (response.status, body, response)
     }
@@ -155,7 +180,7 @@ final class TestBrowser {
 
     @discardableResult
     func get(_ path: String) throws -> RawHTTPResponse {
-        let response = try RawHTTPClient.request(port: harness.port, path: path, headers: cookieHeader(for: path))
+        let response = try harness.request(path: path, headers: cookieHeader(for: path))
         remember(response)
         return response
     }
@@ -163,8 +188,8 @@ final class TestBrowser {
     @discardableResult
     func post(_ path: String, form: [(String, String)], extraHeaders: [(String, String)] = []) throws -> RawHTTPResponse {
         let body = FormFields(form).urlEncoded
-        let response = try RawHTTPClient.request(
-            port: harness.port, method: "POST", path: path,
+        let response = try harness.request(
+            method: "POST", path: path,
             headers: [("Content-Type", "application/x-www-form-urlencoded")] + cookieHeader(for: path) + extraHeaders,
             body: body)
         remember(response)

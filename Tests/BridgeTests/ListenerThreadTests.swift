@@ -11,7 +11,7 @@ struct ListenerThreadTests {
 
     @Test("on SQLite, read in this process, the server runs two listener threads per core (at least four) and serves")
     func sqlite() throws {
-        let harness = try BridgeHarness()
+        let harness = try BridgeHarness(listening: true)
         #expect(harness.server.http.configuration.threadPoolSize == min(256, max(4, 2 * Self.cores)))
         let browser = TestBrowser(harness)
         #expect(try browser.signIn().status == 303)
@@ -22,7 +22,7 @@ struct ListenerThreadTests {
     func explicitCount() throws {
         var listener = ServerConfiguration()
         listener.threadPoolSize = 3
-        let harness = try BridgeHarness(listener: listener)
+        let harness = try BridgeHarness(listener: listener, listening: true)
         #expect(harness.server.http.configuration.threadPoolSize == 3)
         #expect(try TestBrowser(harness).signIn().status == 303)
     }

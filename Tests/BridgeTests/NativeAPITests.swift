@@ -138,7 +138,7 @@ struct NativeAPITests {
             let login = try browser.openLogin()
             let token = try harness.token(audience: NativeAPITests.bundleID, nonce: nil)
             let path = "/apple_redirect?state=\(login.state)&id_token=\(token)"
-            let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: path,
+            let response = try harness.request(method: "POST", path: path,
                                                      headers: browser.cookieHeader(for: "/apple_redirect"))
             browser.remember(response)
             #expect(response.status == 303)
@@ -189,7 +189,7 @@ struct NativeAPITests {
             let login = try browser.openLogin()
             let token = try harness.token(nonce: nil)
             let path = "/apple_redirect?state=\(login.state)&id_token=\(token)"
-            let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: path,
+            let response = try harness.request(method: "POST", path: path,
                                                      headers: browser.cookieHeader(for: "/apple_redirect"))
             #expect(response.status == 401)
         }
@@ -332,7 +332,7 @@ struct NativeAPITests {
         let access = try #require(tokens["accessToken"]?.stringValue)
         let header = try #require(Base64URL.decode(access.split(separator: ".")[0]))
         #expect(String(decoding: header, as: UTF8.self).contains("\"typ\":\"at+jwt\""))
-        let jwks = try JSONValue.parse(try RawHTTPClient.request(port: harness.port, path: "/oauth/jwks").body)
+        let jwks = try JSONValue.parse(try harness.request(path: "/oauth/jwks").body)
         let jws = try CompactJWS(parsing: access)
         let jwk = try #require(jwks["keys"]?.arrayValue?.first { $0["kid"]?.stringValue == jws.keyID })
         #expect(try RSAPublicKey(jwk: jwk).verifyRS256(signature: jws.signature, message: jws.signingInput))
@@ -366,11 +366,11 @@ struct NativeAPITests {
         #expect(limited.body["error"]?.stringValue == "rate_limited")
         #expect(limited.raw.header("Retry-After") != nil)
         // Behind a proxy on this host, each client has its own bucket (the address the proxy appended).
-        let other = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/api/auth/nonce",
+        let other = try harness.request(method: "POST", path: "/api/auth/nonce",
                                               headers: [("X-Forwarded-For", "198.51.100.7, 203.0.113.9")])
         #expect(other.status == 200)
         // The login page writes a row too, so it shares the limit.
-        let page = try RawHTTPClient.request(port: harness.port, path: "/login")
+        let page = try harness.request(path: "/login")
         #expect(page.status == 429)
         #expect(page.header("Retry-After") != nil)
         #expect(HTMLDocument(page.text).first("//h1")?.text.contains("Too many sign-in attempts") == true)

@@ -23,7 +23,8 @@ final class RelyingParty {
     let clientsFile: String
     let verifier = SecureRandom.base64URLToken(byteCount: 32)
 
-    init(settings: [String: String] = [:], signInRequestsPerMinute: Int = 6000, listener: ServerConfiguration? = nil) throws {
+    init(settings: [String: String] = [:], signInRequestsPerMinute: Int = 6000, listener: ServerConfiguration? = nil,
+         listening: Bool = false) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("clients-\(UUID().uuidString).json").path
         let clients = """
             [{"client_id": "\(Self.publicClient)", "name": "Android app", "redirect_uris": ["\(Self.appRedirect)", "http://127.0.0.1/callback"]},
@@ -35,7 +36,8 @@ final class RelyingParty {
         try clients.write(toFile: file, atomically: true, encoding: .utf8)
         clientsFile = file
         harness = try BridgeHarness(["BRIDGE_CLIENTS_FILE": file].merging(settings) { _, new in new },
-                                    signInRequestsPerMinute: signInRequestsPerMinute, listener: listener)
+                                    signInRequestsPerMinute: signInRequestsPerMinute, listener: listener,
+                                    listening: listening)
         browser = TestBrowser(harness)
     }
 
@@ -77,7 +79,7 @@ final class RelyingParty {
         if let (user, password) = basic {
             headers.append(("Authorization", "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()))
         }
-        let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: ProviderEndpoints.token,
+        let response = try harness.request(method: "POST", path: ProviderEndpoints.token,
                                                  headers: headers, body: FormFields(form).urlEncoded)
         return (response.status, (try? JSONValue.parse(response.body)) ?? .null, response)
     }
@@ -91,7 +93,7 @@ final class RelyingParty {
 
     /// The claims of a JWT, after checking its RS256 signature with the key the published JWKS names by its kid.
     func verifiedClaims(_ token: String) throws -> [String: JSONValue] {
-        let jwks = try JSONValue.parse(try RawHTTPClient.request(port: harness.port, path: ProviderEndpoints.jwks).body)
+        let jwks = try JSONValue.parse(try harness.request(path: ProviderEndpoints.jwks).body)
         let jws = try CompactJWS(parsing: token)
         try jws.requireAlgorithm(in: [.RS256])
         guard let jwk = jwks["keys"]?.arrayValue?.first(where: { $0["kid"]?.stringValue == jws.keyID }) else {
@@ -109,8 +111,7 @@ struct OpenIDProviderFlowTests {
     @Test("discovery, authorize, Apple, code, token with PKCE, ID token by the JWKS, userinfo, refresh, rotation")
     func wholeFlow() throws {
         let party = try RelyingParty()
-        let discovery = try JSONValue.parse(try RawHTTPClient.request(port: party.harness.port,
-                                                                      path: ProviderEndpoints.discovery).body)
+        let discovery = try JSONValue.parse(try party.harness.request(path: ProviderEndpoints.discovery).body)
         #expect(discovery["issuer"]?.stringValue == party.issuer)
         #expect(discovery["authorization_endpoint"]?.stringValue == party.issuer + "/oauth/authorize")
 
@@ -205,7 +206,7 @@ struct OpenIDProviderFlowTests {
         #expect(refused.status == 400 && refused.body["error"] == "invalid_request")
         #expect(refused.body["error_description"]?.stringValue == "the parameter \(name) is repeated")
         #expect(try party.redeem(code).status == 200)
-        let revoke = try RawHTTPClient.request(port: party.harness.port, method: "POST", path: ProviderEndpoints.revocation,
+        let revoke = try party.harness.request(method: "POST", path: ProviderEndpoints.revocation,
                                                headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                body: FormFields([("token", "x"), ("token", "y"),
                                                                  ("client_id", RelyingParty.publicClient)]).urlEncoded)
@@ -386,7 +387,7 @@ struct OpenIDProviderFlowTests {
         let party = try RelyingParty()
         let tokens = try party.redeem(try party.code())
         let refresh = try #require(tokens.body["refresh_token"]?.stringValue)
-        let revoke = try RawHTTPClient.request(port: party.harness.port, method: "POST", path: ProviderEndpoints.revocation,
+        let revoke = try party.harness.request(method: "POST", path: ProviderEndpoints.revocation,
                                                headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                body: FormFields([("token", refresh), ("client_id", RelyingParty.publicClient)]).urlEncoded)
         #expect(revoke.status == 200)

@@ -21,7 +21,7 @@ struct OperationsMetricsTests {
     }
 
     static func scrape(_ harness: BridgeHarness) throws -> String {
-        let response = try RawHTTPClient.request(port: harness.port, path: "/metrics")
+        let response = try harness.request(path: "/metrics")
         #expect(response.status == 200)
         return response.text
     }
@@ -116,8 +116,8 @@ struct OperationsMetricsTests {
     func afterSignIn() throws {
         let harness = try BridgeHarness()
         #expect(try TestBrowser(harness).signIn().status == 303)
-        _ = try RawHTTPClient.request(port: harness.port, path: "/no/such/page-with-a-secret-looking-path")
-        _ = try RawHTTPClient.request(port: harness.port, path: "/public/no-such-file.css")
+        _ = try harness.request(path: "/no/such/page-with-a-secret-looking-path")
+        _ = try harness.request(path: "/public/no-such-file.css")
         // A request is counted when its connection has finished with it, just after the client has the answer.
         var text = try Self.scrape(harness)
         for _ in 0..<50 where Self.sample(text, "bridge_http_request_duration_seconds_count{route=\"/public/\"}") == nil {

@@ -12,15 +12,15 @@ struct PersonPagesTests {
     @Test("Accept-Language: ko gives Korean pages, error pages included; ?lang=en switches and is remembered")
     func korean() throws {
         let harness = try BridgeHarness()
-        let login = try RawHTTPClient.request(port: harness.port, path: "/login", headers: [("Accept-Language", "ko-KR,ko;q=0.9")])
+        let login = try harness.request(path: "/login", headers: [("Accept-Language", "ko-KR,ko;q=0.9")])
         let document = HTMLDocument(login.text)
         #expect(document.first("//html")?.attributes["lang"] == "ko")
         #expect(login.header("Content-Language") == "ko")
         #expect(document.first("//span[@class='apple-button-label']")?.text == "Apple로 로그인")
-        let missing = try RawHTTPClient.request(port: harness.port, path: "/nowhere", headers: [("Accept-Language", "ko")])
+        let missing = try harness.request(path: "/nowhere", headers: [("Accept-Language", "ko")])
         #expect(missing.status == 404)
         #expect(HTMLDocument(missing.text).first("//h1")?.text == "페이지를 찾을 수 없습니다")
-        let switched = try RawHTTPClient.request(port: harness.port, path: "/login?lang=en", headers: [("Accept-Language", "ko")])
+        let switched = try harness.request(path: "/login?lang=en", headers: [("Accept-Language", "ko")])
         #expect(HTMLDocument(switched.text).first("//html")?.attributes["lang"] == "en")
         #expect(switched.setCookieHeader("asb_lang")?.hasPrefix("asb_lang=en;") == true)
         let api = try harness.api("/api/me", method: "GET")
@@ -34,7 +34,7 @@ struct PersonPagesTests {
     ])
     func getOnPostOnly(path: String, onward: String, heading: String) throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, path: path)
+        let response = try harness.request(path: path)
         #expect(response.status == 405)
         #expect(response.header("Allow") == "POST")
         let document = HTMLDocument(response.text)
@@ -46,12 +46,12 @@ struct PersonPagesTests {
     @Test("a missing /public/ file is a styled page for a browser, one line of text for a stylesheet request")
     func missingPublicFile() throws {
         let harness = try BridgeHarness()
-        let page = try RawHTTPClient.request(port: harness.port, path: "/public/nothing.html",
+        let page = try harness.request(path: "/public/nothing.html",
                                              headers: [("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")])
         #expect(page.status == 404)
         #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
         #expect(HTMLDocument(page.text).first("//link[@rel='stylesheet']") != nil)
-        let asset = try RawHTTPClient.request(port: harness.port, path: "/public/nothing.css", headers: [("Accept", "text/css,*/*;q=0.1")])
+        let asset = try harness.request(path: "/public/nothing.css", headers: [("Accept", "text/css,*/*;q=0.1")])
         #expect(asset.status == 404)
         #expect(asset.header("Content-Type")?.hasPrefix("text/plain") == true)
     }
@@ -61,7 +61,7 @@ struct PersonPagesTests {
         let harness = try BridgeHarness(signInRequestsPerMinute: 1)
         var limited: RawHTTPResponse?
         for _ in 0..<30 {
-            let response = try RawHTTPClient.request(port: harness.port, path: "/login")
+            let response = try harness.request(path: "/login")
             if response.status == 429 { limited = response; break }
         }
         let response = try #require(limited)
@@ -192,7 +192,7 @@ struct ReturnToTests {
         let harness = try BridgeHarness(["BRIDGE_SITE_LOGO": path])
         let login = try TestBrowser(harness).openLogin()
         #expect(login.document.first("//img[@class='brand-logo']")?.attributes["src"] == "/site-logo")
-        let image = try RawHTTPClient.request(port: harness.port, path: "/site-logo")
+        let image = try harness.request(path: "/site-logo")
         #expect(image.status == 200)
         #expect(image.header("Content-Type") == "image/svg+xml")
     }

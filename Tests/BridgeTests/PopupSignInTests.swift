@@ -60,7 +60,7 @@ struct PopupSignInTests {
     func loginPage() throws {
         let harness = try BridgeHarness(Self.popupSettings.merging(["BRIDGE_RETURN_URLS": "https://shop.example.com/*"]) { $1 })
         let simulator = "http://127.0.0.1:\(harness.simulatorPort)"
-        let response = try RawHTTPClient.request(port: harness.port, path: "/login")
+        let response = try harness.request(path: "/login")
         let page = HTMLDocument(response.text)
         let link = try #require(page.first("//a[@id='apple-signin']"))
         #expect(link.attributes["data-use-popup"] == "1")

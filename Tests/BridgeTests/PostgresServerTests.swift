@@ -75,7 +75,7 @@ struct PostgresServerTests {
             #expect(reused.body["error"]?.stringValue == "refresh_token_reused")
             #expect(try harness.userCount() == 2)
             // What instances cost each other, counted by cause (none raced here).
-            let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics").text.split(separator: "\n")
+            let metrics = try harness.request(path: "/metrics").text.split(separator: "\n")
             #expect(metrics.contains("bridge_store_write_retries_total{cause=\"serialization_failure\"} 0"))
             #expect(metrics.contains("bridge_store_write_retries_total{cause=\"deadlock\"} 0"))
             #expect(metrics.contains("bridge_store_lock_timeouts_total 0"))

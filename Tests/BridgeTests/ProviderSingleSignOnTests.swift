@@ -138,7 +138,7 @@ struct ProviderSingleSignOnTests {
         let token = try party.harness.token(audience: BridgeHarness.bundleID, nonce: login.nonce)
         // As seed 004's app does: the fields in the query string of a bodiless POST, inside the webview.
         let query = FormFields([("state", login.state), ("id_token", token)]).urlEncoded
-        let response = try RawHTTPClient.request(port: party.harness.port, method: "POST", path: "/apple_redirect?" + query,
+        let response = try party.harness.request(method: "POST", path: "/apple_redirect?" + query,
                                                  headers: party.browser.cookieHeader(for: "/apple_redirect"))
         #expect(response.status == 303)
         #expect(response.header("Location")?.hasPrefix(RelyingParty.appRedirect + "?") == true)
@@ -174,7 +174,7 @@ struct ProviderSingleSignOnTests {
         #expect(tokens.body["scope"]?.stringValue == "openid email profile")
         let claims = try party.verifiedClaims(try #require(tokens.body["id_token"]?.stringValue))
         #expect(claims["name"]?.stringValue?.isEmpty == false)
-        let discovery = try JSONValue.parse(try RawHTTPClient.request(port: party.harness.port, path: ProviderEndpoints.discovery).body)
+        let discovery = try JSONValue.parse(try party.harness.request(path: ProviderEndpoints.discovery).body)
         #expect(discovery["scopes_supported"]?.arrayValue?.contains(.string("profile")) == true)
         #expect(discovery["response_modes_supported"]?.arrayValue?.contains(.string("form_post")) == true)
         #expect(discovery["end_session_endpoint"]?.stringValue == party.issuer + ProviderEndpoints.endSession)

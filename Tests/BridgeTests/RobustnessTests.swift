@@ -29,7 +29,7 @@ struct RobustnessTests {
 
     @Test("hundreds of malformed requests: every answer is a 4xx, none a 5xx, and the server keeps serving")
     func malformedRequests() throws {
-        let harness = try BridgeHarness()
+        let harness = try BridgeHarness(listening: true)
         let browser = TestBrowser(harness)
         let login = try browser.openLogin()
         let seed: UInt64 = 0xA11CE
@@ -46,19 +46,19 @@ struct RobustnessTests {
             if round % 3 == 0 { headers.append(("Authorization", "Bearer " + Base64URL.encode(garbage(&random, length: 40)))) }
             if round % 4 == 0 { headers.append(("Cookie", "asb_session=\(Base64URL.encode(garbage(&random, length: 20))); asb_bind_x=y")) }
             let method = ["POST", "GET", "DELETE", "PUT"][Int(random.next() % 4)]
-            let response = try RawHTTPClient.request(port: harness.port, method: method, path: path, headers: headers, body: body)
+            let response = try harness.request(method: method, path: path, headers: headers, body: body)
             if response.status >= 500 || response.status < 200 {
                 unexpected.append("round \(round) (seed \(seed)): \(method) \(path) [\(type)] → \(response.status)")
             }
         }
         #expect(unexpected.isEmpty, "\(unexpected.prefix(5).joined(separator: "\n"))")
         #expect(try harness.userCount() == 0)
-        #expect(try RawHTTPClient.request(port: harness.port, path: "/healthz").status == 200)
+        #expect(try harness.request(path: "/healthz").status == 200)
     }
 
     @Test("malformed request lines and headers are refused without taking the server down")
     func malformedWire() throws {
-        let harness = try BridgeHarness()
+        let harness = try BridgeHarness(listening: true)
         let raws = [
             "GARBAGE\r\n\r\n",
             "GET /login HTTP/9.9\r\nHost: x\r\n\r\n",
@@ -71,6 +71,6 @@ struct RobustnessTests {
             let response = try? RawHTTPClient.exchange(port: harness.port, raw: Array(raw.utf8))
             if let response { #expect(response.status < 500 || response.status == 505, "\(raw.prefix(40)) → \(response.status)") }
         }
-        #expect(try RawHTTPClient.request(port: harness.port, path: "/healthz").status == 200)
+        #expect(try harness.request(path: "/healthz").status == 200)
     }
 }

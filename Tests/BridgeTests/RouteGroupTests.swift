@@ -32,7 +32,7 @@ struct RouteGroupTests {
     @Test("GET /oauth/token is a 405 in RFC 6749 JSON with no-store and Allow")
     func oauthWrongMethod() throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, path: "/oauth/token")
+        let response = try harness.request(path: "/oauth/token")
         try Self.expectOAuthError(response, 405, "invalid_request")
         #expect(response.header("Allow") == "POST")
     }
@@ -41,7 +41,7 @@ struct RouteGroupTests {
     func oauthBodyTooLarge() throws {
         let harness = try BridgeHarness()
         let form = "grant_type=refresh_token&refresh_token=" + String(repeating: "a", count: 70_000)
-        let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/oauth/token",
+        let response = try harness.request(method: "POST", path: "/oauth/token",
                                                  headers: [("Content-Type", "application/x-www-form-urlencoded")], body: form)
         try Self.expectOAuthError(response, 413, "invalid_request")
     }
@@ -49,15 +49,15 @@ struct RouteGroupTests {
     @Test("an unknown path under /oauth/ is a 404 in RFC 6749 JSON")
     func oauthUnknownPath() throws {
         let harness = try BridgeHarness()
-        try Self.expectOAuthError(try RawHTTPClient.request(port: harness.port, path: "/oauth/nosuch"), 404, "invalid_request")
-        try Self.expectOAuthError(try RawHTTPClient.request(port: harness.port, method: "POST", path: "/oauth/nosuch"),
+        try Self.expectOAuthError(try harness.request(path: "/oauth/nosuch"), 404, "invalid_request")
+        try Self.expectOAuthError(try harness.request(method: "POST", path: "/oauth/nosuch"),
                                   404, "invalid_request")
     }
 
     @Test("an unknown path under /api/ is a 404 in the JSON API's shape")
     func apiUnknownPath() throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, path: "/api/nosuch")
+        let response = try harness.request(path: "/api/nosuch")
         #expect(response.status == 404)
         #expect(response.header("Content-Type") == "application/json")
         #expect(response.header("Cache-Control") == "no-store")
@@ -71,7 +71,7 @@ struct RouteGroupTests {
           arguments: ["/api/%CC%B1x", "/api/%CC%81", "/oauth/%CC%B1x"])
     func combiningMarkAfterPrefix(path: String) throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, path: path)
+        let response = try harness.request(path: path)
         #expect(response.status == 404)
         #expect(response.header("Content-Type") == "application/json", "\(path)")
         #expect(response.headerValues("X-Content-Type-Options") == ["nosniff"])
@@ -81,7 +81,7 @@ struct RouteGroupTests {
     func noSniffEverywhere() throws {
         let harness = try BridgeHarness()
         for path in ["/healthz", "/metrics", "/public/css/site.css", "/api/me", "/.well-known/openid-configuration"] {
-            let response = try RawHTTPClient.request(port: harness.port, path: path)
+            let response = try harness.request(path: path)
             #expect(response.headerValues("X-Content-Type-Options") == ["nosniff"], "\(path) \(response.status)")
         }
     }
@@ -89,18 +89,18 @@ struct RouteGroupTests {
     @Test("pages stay HTML: an unknown page, a wrong method on a page, the authorization endpoint, a body too large")
     func pagesStayHTML() throws {
         let harness = try BridgeHarness()
-        let unknown = try RawHTTPClient.request(port: harness.port, path: "/nosuch")
+        let unknown = try harness.request(path: "/nosuch")
         #expect(unknown.status == 404 && unknown.header("Content-Type")?.hasPrefix("text/html") == true)
         #expect(unknown.header("Content-Security-Policy") != nil)
-        let wrongMethod = try RawHTTPClient.request(port: harness.port, method: "DELETE", path: "/login")
+        let wrongMethod = try harness.request(method: "DELETE", path: "/login")
         #expect(wrongMethod.status == 405 && wrongMethod.header("Content-Type")?.hasPrefix("text/html") == true)
         #expect(wrongMethod.header("Allow") != nil)
-        let authorize = try RawHTTPClient.request(port: harness.port, method: "PUT", path: "/oauth/authorize")
+        let authorize = try harness.request(method: "PUT", path: "/oauth/authorize")
         #expect(authorize.status == 405 && authorize.header("Content-Type")?.hasPrefix("text/html") == true)
-        let notAForm = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/oauth/authorize",
+        let notAForm = try harness.request(method: "POST", path: "/oauth/authorize",
                                                  headers: [("Content-Type", "application/json")], body: "{}")
         #expect(notAForm.status == 415 && notAForm.header("Content-Type")?.hasPrefix("text/html") == true)
-        let tooLarge = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/apple_redirect",
+        let tooLarge = try harness.request(method: "POST", path: "/apple_redirect",
                                                  headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                  body: "state=" + String(repeating: "a", count: 70_000))
         #expect(tooLarge.status == 413 && tooLarge.header("Content-Type")?.hasPrefix("text/html") == true)
@@ -153,7 +153,7 @@ struct RouteGroupTests {
         #expect(Set(methods.keys) == ["/api/auth/nonce", "/api/auth/apple", "/api/auth/apple-login", "/api/auth/refresh", "/api/auth/logout", "/api/me"])
         #expect(methods["/api/me"] == ["GET", "DELETE"])
         func preflight(_ path: String, _ method: String) throws -> RawHTTPResponse {
-            try RawHTTPClient.request(port: harness.port, method: "OPTIONS", path: path,
+            try harness.request(method: "OPTIONS", path: path,
                                       headers: [("Origin", origin), ("Access-Control-Request-Method", method)])
         }
         for (path, allowed) in methods {

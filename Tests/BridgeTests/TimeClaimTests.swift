@@ -18,7 +18,7 @@ struct TimeClaimTests {
         let expected = value == 1.5e10 ? "lifetime_too_long" : "invalid_time_claim"
         #expect(result.body["error"]?.stringValue == expected)
         #expect(try harness.userCount() == 0)
-        let health = try RawHTTPClient.request(port: harness.port, method: "GET", path: "/healthz")
+        let health = try harness.request(method: "GET", path: "/healthz")
         #expect(health.status == 200)
     }
 }

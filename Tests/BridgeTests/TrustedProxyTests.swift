@@ -13,7 +13,7 @@ struct TrustedProxyTests {
         var admitted = 0
         for index in 0..<calls {
             let address = forwardedFor[index % forwardedFor.count]
-            let response = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/api/auth/nonce",
+            let response = try harness.request(method: "POST", path: "/api/auth/nonce",
                                                      headers: [("X-Forwarded-For", "198.51.100.7, \(address)")])
             if response.status == 200 { admitted += 1 }
         }
@@ -45,7 +45,7 @@ struct TrustedProxyTests {
     func inFlightCapPerSlash64() throws {
         var listener = ServerConfiguration()
         listener.perClientRequestLimit = 1
-        let harness = try BridgeHarness(listener: listener)
+        let harness = try BridgeHarness(listener: listener, listening: true)
         // In flight from its headers on: a form post whose body never comes.
         let held = try RawHTTPClient.connect(port: harness.port)
         defer { close(held) }
@@ -55,10 +55,10 @@ struct TrustedProxyTests {
             """.utf8))
         let deadline = Date() + 5
         while harness.server.http.inFlightRequests < 1, Date() < deadline { usleep(1_000) }
-        let sameNetwork = try RawHTTPClient.request(port: harness.port, path: "/healthz",
+        let sameNetwork = try harness.request(path: "/healthz",
                                                     headers: [("X-Forwarded-For", "2001:db8:1:2::beef")])
         #expect(sameNetwork.status == 429)
-        let otherNetwork = try RawHTTPClient.request(port: harness.port, path: "/healthz",
+        let otherNetwork = try harness.request(path: "/healthz",
                                                      headers: [("X-Forwarded-For", "2001:db8:1:3::1")])
         #expect(otherNetwork.status == 200)
     }

@@ -232,9 +232,9 @@ struct TwoInstanceTests {
         try withPair(signInRequestsPerMinute: 6) { pair in  // burst 10
             var admitted = 0
             for index in 0..<20 {
-                let port = index % 2 == 0 ? pair.a.port : pair.b.port
-                let response = try RawHTTPClient.request(port: port, method: "POST", path: "/api/auth/nonce",
-                                                         headers: [("X-Forwarded-For", "203.0.113.50")])
+                let instance = index % 2 == 0 ? pair.a : pair.b
+                let response = try instance.request(method: "POST", path: "/api/auth/nonce",
+                                                    headers: [("X-Forwarded-For", "203.0.113.50")])
                 if response.status == 200 { admitted += 1 }
             }
             #expect(admitted == 10)

@@ -29,7 +29,7 @@ struct WebSignInTests {
         #expect(Base64URL.decode(first.nonce)?.count ?? 0 >= 16)
         #expect(first.state != second.state && first.nonce != second.nonce)
 
-        let login = try RawHTTPClient.request(port: harness.port, path: "/login")
+        let login = try harness.request(path: "/login")
         let binding = try #require(login.headerValues("Set-Cookie").first { $0.hasPrefix("asb_bind_") })
         #expect(binding.contains("SameSite=None"))
         #expect(binding.contains("Secure"))
@@ -116,7 +116,7 @@ struct WebSignInTests {
         #expect(fresh == csrf)
         #expect(HTMLDocument(forged.text).first("//p[@class='status-code']") == nil, "said calmly, without an error code")
         // A cross-site form carries no Lax cookie: nothing happens, and no cookie is cleared.
-        let crossSite = try RawHTTPClient.request(port: harness.port, method: "POST", path: "/logout",
+        let crossSite = try harness.request(method: "POST", path: "/logout",
                                                   headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "")
         #expect(crossSite.status == 303)
         #expect(crossSite.headerValues("Set-Cookie").isEmpty)
@@ -133,7 +133,7 @@ struct WebSignInTests {
     @Test("without a session, /session sends the browser to /login")
     func sessionRequiresSignIn() throws {
         let harness = try BridgeHarness()
-        let response = try RawHTTPClient.request(port: harness.port, path: "/session", headers: [("Cookie", "asb_session=made-up")])
+        let response = try harness.request(path: "/session", headers: [("Cookie", "asb_session=made-up")])
         #expect(response.status == 303)
         #expect(response.header("Location") == "/login")
     }
@@ -185,7 +185,7 @@ struct WebSignInTests {
         // In development against the simulator, the SDK (a stand-in) comes from the simulator.
         let harness = try BridgeHarness(["APPLE_JS_SDK": "1"])
         let simulator = "http://127.0.0.1:\(harness.simulatorPort)"
-        let response = try RawHTTPClient.request(port: harness.port, path: "/login")
+        let response = try harness.request(path: "/login")
         let page = HTMLDocument(response.text)
         let scripts = page.select("//script").compactMap { $0.attributes["src"] }
         // A CDN that never answers must not hold the page: nothing of Apple's is loaded before a tap.
@@ -195,10 +195,10 @@ struct WebSignInTests {
         #expect(page.first("//a[@id='apple-signin']")?.attributes["data-use-js-sdk"] == "1")
         #expect(response.header("Content-Security-Policy")?.contains("script-src 'self' \(simulator);") == true)
         // Only the login page may load it.
-        let other = try RawHTTPClient.request(port: harness.port, path: "/no-such-page")
+        let other = try harness.request(path: "/no-such-page")
         #expect(other.header("Content-Security-Policy")?.contains("script-src 'self';") == true)
         let plainHarness = try BridgeHarness()
-        let plain = try RawHTTPClient.request(port: plainHarness.port, path: "/login")
+        let plain = try plainHarness.request(path: "/login")
         #expect(plain.header("Content-Security-Policy")?.contains("script-src 'self';") == true)
     }
 
@@ -209,7 +209,7 @@ struct WebSignInTests {
         let browser = TestBrowser(harness)
         let login = try browser.openLogin()
         _ = try browser.post("/apple_redirect", form: [("state", login.state), ("id_token", "garbage")])
-        let metrics = try RawHTTPClient.request(port: harness.port, path: "/metrics")
+        let metrics = try harness.request(path: "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let lines = metrics.text.split(separator: "\n").map(String.init)

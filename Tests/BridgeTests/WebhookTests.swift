@@ -173,7 +173,7 @@ struct WebhookTests {
         #expect(Date().timeIntervalSince(start) < 10)
         #expect(both[0].id == both[1].id)
         #expect(both[0].body == both[1].body)
-        let metrics = String(decoding: try RawHTTPClient.request(port: harness.port, path: "/metrics").body, as: UTF8.self)
+        let metrics = String(decoding: try harness.request(path: "/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"bridge_webhook_deliveries_total{result="retrying"} 1"#))
         #expect(metrics.contains(#"bridge_webhook_deliveries_total{result="delivered"} 1"#))
         #expect(metrics.contains("bridge_webhook_events_pending "))

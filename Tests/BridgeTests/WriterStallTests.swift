@@ -38,7 +38,7 @@ struct WriterStallTests {
         while harness.server.http.inFlightRequests < count, Date() < deadline { usleep(1_000) }
         #expect(harness.server.http.inFlightRequests == count)
         let health = try timings(40) {
-            let response = try RawHTTPClient.request(port: harness.port, path: "/healthz")
+            let response = try harness.request(path: "/healthz")
             if response.status != 200 { throw TestFailure("healthz answered \(response.status)") }
         }
         #expect(percentile(health, 0.99) < 250, "/healthz p99 \(percentile(health, 0.99)) ms while the writer was stalled")
@@ -111,7 +111,7 @@ struct WriterStallTests {
     func waitingWritesFreeTheListener() throws {
         var listener = ServerConfiguration()
         listener.threadPoolSize = 1
-        let harness = try BridgeHarness(listener: listener)
+        let harness = try BridgeHarness(listener: listener, listening: true)
         let browsers = (0..<4).map { _ in TestBrowser(harness) }
         let callbacks = try browsers.map { browser in try browser.authorizeAtApple(try browser.openLogin()) }
         let port = harness.port
@@ -183,7 +183,7 @@ struct WriterStallTests {
     func rarerWritesFreeTheListener() throws {
         var listener = ServerConfiguration()
         listener.threadPoolSize = 1
-        let party = try RelyingParty(listener: listener)
+        let party = try RelyingParty(listener: listener, listening: true)
         let harness = party.harness
         let port = harness.port
         // Prepared before the stall: a person on the web and an app user, both about to delete their accounts;
