@@ -18,7 +18,7 @@ extension CompositionRoot {
                                        metrics: Metrics = Metrics(), logger: Logger,
                                        transport: any WebhookTransport = URLSessionWebhookTransport()) -> WebhookDelivery? {
         guard let settings = configuration.webhooks else { return nil }
-        return WebhookDelivery(store: store, url: settings.url, secret: settings.secret, transport: transport,
+        return WebhookDelivery(store: StoreAccess(store) { $0 }, url: settings.url, secret: settings.secret, transport: transport,
                                now: { clock.now }) { attempt in
             let (id, type, number, response) = (attempt.messageID, attempt.eventType, String(attempt.attempt),
                                                 attempt.response.description)

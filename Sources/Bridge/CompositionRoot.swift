@@ -28,7 +28,7 @@ public enum CompositionRoot {
         let endpoints = try endpoints(shared, signIn, attemptLookups: attemptLookups)
         let groups = routeGroups(shared)
         let (configuration, store, apple) = (shared.configuration, shared.store, shared.apple)
-        let revocationBacklog = RevocationBacklog(store: store)
+        let revocationBacklog = RevocationBacklog(store: StoreAccess(store) { $0 })
         let webhookDelivery = webhookDelivery(configuration, store: store, clock: clock, metrics: shared.metrics, logger: logger)
         var operational = OperationalMetrics(keys: apple.keys, callGuard: apple.callGuard, appleIDURL: configuration.appleIDURL,
                                              revocations: revocationBacklog, attemptLookups: attemptLookups, store: store,
@@ -83,13 +83,13 @@ public enum CompositionRoot {
         let pages = try Pages(directory: resourcesDirectory + "/Templates", devMode: configuration.mode == .development,
                               branding: Branding(siteName: configuration.site.siteName, logoURL: logo?.url))
         let clientAddresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
-        let providerKeys = try ProviderKeyRing(store: store, sealingKey: secrets.providerKeySealingKey, clock: clock)
+        let providerKeys = try ProviderKeyRing(store: StoreAccess(store) { $0 }, sealingKey: secrets.providerKeySealingKey, clock: clock)
         return SharedServices(
             configuration: configuration, store: store, clock: clock, metrics: metrics, logger: logger, apple: apple,
             secrets: secrets, publicDirectory: publicDirectory, logo: logo, pages: pages, clientAddresses: clientAddresses,
-            rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, store: store, clock: clock,
+            rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, store: StoreAccess(store) { $0 }, clock: clock,
                                        clientAddresses: clientAddresses),
-            sessions: BrowserSessions(store: store, clock: clock, csrfKey: secrets.csrfKey, cookieNames: configuration.cookieNames),
+            sessions: BrowserSessions(store: StoreAccess(store) { $0 }, clock: clock, csrfKey: secrets.csrfKey, cookieNames: configuration.cookieNames),
             providerKeys: providerKeys,
             accessTokens: AccessTokens(keys: providerKeys, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime),
             returnDestination: ReturnDestination(key: secrets.returnDestinationKey, policy: configuration.site.returnURLs),
@@ -109,9 +109,9 @@ public enum CompositionRoot {
         let (configuration, store, clock, apple) = (shared.configuration, shared.store, shared.clock, shared.apple)
         let (metrics, logger, vault) = (shared.metrics, shared.logger, shared.vault)
         let retrier = configuration.requireCodeExchange ? nil : apple.tokenClient.map {
-            CodeExchangeRetrier(client: $0, store: store, vault: vault, metrics: metrics, logger: logger)
+            CodeExchangeRetrier(client: $0, store: StoreAccess(store) { $0 }, vault: vault, metrics: metrics, logger: logger)
         }
-        let relayedCodes = RelayedCodes(store: store, clock: clock)
+        let relayedCodes = RelayedCodes(store: StoreAccess(store) { $0 }, clock: clock)
         let exchanger = CodeExchanger(client: apple.tokenClient, servicesID: configuration.servicesID,
                                       redirectURI: configuration.redirectURI, isRequired: configuration.requireCodeExchange,
                                       metrics: metrics, logger: logger, retrier: retrier,
@@ -119,12 +119,12 @@ public enum CompositionRoot {
         let sessionIssuer = SessionIssuer(metrics: metrics, logger: logger)
         let signIn = IdentityTokenSignIn(
             verifier: apple.verifier, exchanger: exchanger,
-            service: SignInService(store: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
+            service: SignInService(signIns: store, clock: clock, vault: vault, exchanger: exchanger, sessionIssuer: sessionIssuer,
                                    servicesID: configuration.servicesID, replayLeeway: apple.verifier.policy.leeway,
                                    metrics: metrics, logger: logger, transferTeam: configuration.teamID,
                                    webhooks: shared.webhooks),
             requireNonce: configuration.requireNonce)
-        let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
+        let accountDeletion = AccountDeletion(store: StoreAccess(store) { $0 }, clock: clock, vault: vault, appleTokens: apple.tokenClient,
                                               metrics: metrics, logger: logger, webhooks: shared.webhooks)
         return SignInServices(relayedCodes: relayedCodes, sessionIssuer: sessionIssuer, signIn: signIn,
                               accountDeletion: accountDeletion)
@@ -137,29 +137,29 @@ public enum CompositionRoot {
         let recentAttempts = RecentLoginAttempts()
         let sealedStates = SealedLoginState(key: shared.secrets.loginStateKey)
         let login = LoginPage(configuration: configuration, pages: pages, metrics: metrics, returnDestination: shared.returnDestination,
-                              attempts: LoginAttemptStarter(store: store, recentAttempts: recentAttempts, sealedStates: sealedStates),
+                              attempts: LoginAttemptStarter(store: StoreAccess(store) { $0 }, recentAttempts: recentAttempts, sealedStates: sealedStates),
                               rateLimit: shared.rateLimit)
         let idTokens = ProviderTokens(issuer: configuration.publicURL)
-        let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: store, clock: clock,
+        let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: StoreAccess(store) { $0 }, clock: clock,
                                                               login: login, rateLimit: shared.rateLimit, pages: pages,
                                                               idTokens: idTokens, keys: shared.providerKeys,
                                                               metrics: metrics, logger: logger)
-        let invitations = Invitations(store: store, clock: clock, logger: logger)
+        let invitations = Invitations(store: StoreAccess(store) { $0 }, clock: clock, logger: logger)
         let landing = SignedInLanding(sessions: sessions, returnDestination: shared.returnDestination, invitations: invitations,
                                       afterSignInURL: configuration.site.afterSignInURL)
         let clients = ProviderClientAuthentication(clients: configuration.clients)
         return Endpoints(
             login: login,
             appleRedirect: AppleRedirect(
-                store: store, recentAttempts: recentAttempts, sealedStates: sealedStates, lookups: attemptLookups,
+                store: StoreAccess(store) { $0 }, recentAttempts: recentAttempts, sealedStates: sealedStates, lookups: attemptLookups,
                 clock: clock, signIn: signIn.signIn, landing: landing, pages: pages, metrics: metrics, logger: logger,
                 provider: providerAuthorization, again: RepeatedCallback(sessions: sessions, landing: landing)),
-            sessionPages: SessionPages(store: store, cookieNames: configuration.cookieNames, pages: pages,
+            sessionPages: SessionPages(store: StoreAccess(store) { $0 }, cookieNames: configuration.cookieNames, pages: pages,
                                        accountDeletion: signIn.accountDeletion, logger: logger),
-            nativeAPI: NativeAPI(store: store, clock: clock, signIn: signIn.signIn, acceptUnsentNonce: configuration.acceptUnsentNonce,
+            nativeAPI: NativeAPI(store: StoreAccess(store) { $0 }, clock: clock, signIn: signIn.signIn, acceptUnsentNonce: configuration.acceptUnsentNonce,
                                  sessionIssuer: signIn.sessionIssuer, accessTokens: shared.accessTokens,
                                  accountDeletion: signIn.accountDeletion, metrics: metrics, logger: logger),
-            appleNotifications: AppleNotifications(verifier: shared.apple.notifications, store: store, clock: clock,
+            appleNotifications: AppleNotifications(verifier: shared.apple.notifications, store: StoreAccess(store) { $0 }, clock: clock,
                                                    metrics: metrics, logger: logger, webhooks: shared.webhooks),
             androidRelay: AndroidRelay(packages: configuration.androidPackages, servicesID: configuration.servicesID,
                                        verifier: shared.apple.verifier, relayedCodes: signIn.relayedCodes,
@@ -167,15 +167,15 @@ public enum CompositionRoot {
                                        pages: pages, logger: logger),
             staticFiles: try StaticFiles(directory: shared.publicDirectory),
             providerAuthorization: providerAuthorization,
-            providerTokens: ProviderTokenEndpoint(store: store, clock: clock, clientAuthentication: clients,
+            providerTokens: ProviderTokenEndpoint(store: StoreAccess(store) { $0 }, clock: clock, clientAuthentication: clients,
                                                   accessTokens: shared.accessTokens, idTokens: idTokens,
                                                   keys: shared.providerKeys, sessionIssuer: signIn.sessionIssuer,
                                                   metrics: metrics, logger: logger),
-            providerUserinfo: ProviderUserinfo(store: store, clock: clock, accessTokens: shared.accessTokens,
+            providerUserinfo: ProviderUserinfo(store: StoreAccess(store) { $0 }, clock: clock, accessTokens: shared.accessTokens,
                                                clientAuthentication: clients, logger: logger),
-            providerLogout: ProviderLogout(configuration: configuration, store: store, sessions: sessions, idTokens: idTokens,
+            providerLogout: ProviderLogout(configuration: configuration, store: StoreAccess(store) { $0 }, sessions: sessions, idTokens: idTokens,
                                            keys: shared.providerKeys, pages: pages, logger: logger),
-            forwardAuth: ForwardAuth(store: store, clock: clock, cookieNames: configuration.cookieNames),
+            forwardAuth: ForwardAuth(store: StoreAccess(store) { $0 }, clock: clock, cookieNames: configuration.cookieNames),
             invitations: invitations)
     }
 
@@ -191,7 +191,7 @@ public enum CompositionRoot {
         return RouteGroups(
             web: web,
             api: JSONAPIGroup(errors: jsonErrors, rateLimit: shared.rateLimit,
-                              bearer: BearerAuthentication(accessTokens: shared.accessTokens, store: shared.store,
+                              bearer: BearerAuthentication(accessTokens: shared.accessTokens, store: StoreAccess(shared.store) { $0 },
                                                            clock: shared.clock, clients: configuration.clients),
                               cors: CORSPolicy(origins: Set(configuration.corsOrigins))),
             appleCallbacks: AppleCallbackGroup(pages: pageAnswers, jsonErrors: jsonErrors, metrics: metrics, logger: logger),

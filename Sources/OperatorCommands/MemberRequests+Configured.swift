@@ -4,6 +4,7 @@ import BridgeMetrics
 import BridgeSettings
 import Logging
 import SignIn
+import Storage
 
 extension MemberRequests {
     /// What `members` needs: the configured store, which must exist already (a mistyped SQLite path would otherwise
@@ -17,7 +18,7 @@ extension MemberRequests {
         let apple = CompositionRoot.appleServices(configuration, clientKey: try CompositionRoot.clientKey(configuration), transport: transport,
                                   clock: clock, logger: logger)
         let vault = AppleTokenVault(key: try ServerSecrets(secretKey: secretKey).appleTokenKey)
-        let accountDeletion = AccountDeletion(store: store, clock: clock, vault: vault, appleTokens: apple.tokenClient,
+        let accountDeletion = AccountDeletion(store: StoreAccess(store) { $0 }, clock: clock, vault: vault, appleTokens: apple.tokenClient,
                                               metrics: Metrics(), logger: logger,
                                               webhooks: CompositionRoot.webhookEvents(configuration))
         return MemberRequests(store: store, accountDeletion: accountDeletion, clock: clock, logger: logger)

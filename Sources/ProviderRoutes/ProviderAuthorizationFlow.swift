@@ -21,7 +21,7 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     package static let codeLifetime: TimeInterval = 60
 
     package let configuration: BridgeConfiguration
-    package let store: any Store
+    package let store: StoreAccess<any LoginAttemptTransaction & OpenIDProviderTransaction & RateLimitTransaction>
     package let clock: WallClock
     package let login: LoginPage
     package let rateLimit: SignInRateLimit
@@ -31,7 +31,7 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     package let metrics: Metrics
     package let logger: Logger
 
-    package init(configuration: BridgeConfiguration, store: any Store, clock: WallClock, login: LoginPage,
+    package init(configuration: BridgeConfiguration, store: StoreAccess<any LoginAttemptTransaction & OpenIDProviderTransaction & RateLimitTransaction>, clock: WallClock, login: LoginPage,
                  rateLimit: SignInRateLimit, pages: Pages, idTokens: ProviderTokens, keys: ProviderKeyRing,
                  metrics: Metrics, logger: Logger) {
         self.configuration = configuration

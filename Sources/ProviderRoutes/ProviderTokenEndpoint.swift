@@ -19,7 +19,9 @@ import WebRoutes
 package struct ProviderTokenEndpoint: Sendable {
     package static let idTokenLifetime: TimeInterval = 3600
 
-    package let store: any Store
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any MemberTransaction & OpenIDProviderTransaction & SessionTransaction
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let clientAuthentication: ProviderClientAuthentication
     package let accessTokens: AccessTokens
@@ -30,7 +32,7 @@ package struct ProviderTokenEndpoint: Sendable {
     package let metrics: Metrics
     package let logger: Logger
 
-    package init(store: any Store, clock: WallClock, clientAuthentication: ProviderClientAuthentication,
+    package init(store: StoreAccess<StoreRole>, clock: WallClock, clientAuthentication: ProviderClientAuthentication,
                  accessTokens: AccessTokens, idTokens: ProviderTokens, keys: ProviderKeyRing,
                  sessionIssuer: SessionIssuer, metrics: Metrics, logger: Logger) {
         self.store = store
@@ -102,7 +104,7 @@ package struct ProviderTokenEndpoint: Sendable {
     }
 
     /// The one transaction that turns a code or a refresh token into a grant, or says why not.
-    private typealias GrantTransaction = @Sendable (any StoreTransaction) throws -> Result<Grant, OAuthRefusal>
+    private typealias GrantTransaction = @Sendable (StoreRole) throws -> Result<Grant, OAuthRefusal>
 
     private func redeemCode(_ form: FormFields, client: OpenIDClient) throws -> GrantTransaction {
         guard let code = form["code"], !code.isEmpty else { throw OAuthRefusal.invalidRequest("code is missing") }
@@ -161,7 +163,7 @@ package struct ProviderTokenEndpoint: Sendable {
 
     /// A session for the client, and the first refresh token of a new family recorded as this client's.
     private func openGrant(_ new: SessionIssuer.NewSession, user: User, client: OpenIDClient, scope: String,
-                           authTime: Date, nonce: String?, in transaction: any StoreTransaction,
+                           authTime: Date, nonce: String?, in transaction: StoreRole,
                            now: Date) throws -> (grant: Grant, familyID: String) {
         let opened = try sessionIssuer.open(new, userID: user.id, flow: SignInFlow.providerSession,
                                             nonceVerified: true, in: transaction, now: now)

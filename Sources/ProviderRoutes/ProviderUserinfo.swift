@@ -13,13 +13,13 @@ import WebRoutes
 
 /// `GET|POST /oauth/userinfo` (Bearer access token, its session still live) and `POST /oauth/revoke` (RFC 7009).
 package struct ProviderUserinfo: Sendable {
-    package let store: any Store
+    package let store: StoreAccess<any OpenIDProviderTransaction & SessionTransaction>
     package let clock: WallClock
     package let accessTokens: AccessTokens
     package let clientAuthentication: ProviderClientAuthentication
     package let logger: Logger
 
-    package init(store: any Store, clock: WallClock, accessTokens: AccessTokens,
+    package init(store: StoreAccess<any OpenIDProviderTransaction & SessionTransaction>, clock: WallClock, accessTokens: AccessTokens,
                  clientAuthentication: ProviderClientAuthentication, logger: Logger) {
         self.store = store
         self.clock = clock

@@ -38,13 +38,13 @@ package final class CodeExchangeRetrier: Sendable {
 
     package let capacity: Int
     private let client: AppleTokenClient
-    private let store: any Store
+    private let store: StoreAccess<any AppleServerSideTransaction>
     private let vault: AppleTokenVault
     private let metrics: Metrics
     private let logger: Logger
     private let state = RetryQueue()
 
-    package init(client: AppleTokenClient, store: any Store, vault: AppleTokenVault, metrics: Metrics, logger: Logger,
+    package init(client: AppleTokenClient, store: StoreAccess<any AppleServerSideTransaction>, vault: AppleTokenVault, metrics: Metrics, logger: Logger,
                  capacity: Int = 1_000) {
         self.client = client
         self.store = store

@@ -11,11 +11,15 @@ import Storage
 package struct LoginAttemptStarter: Sendable {
     package static let lifetime: TimeInterval = 600
 
-    package let store: any Store
+    /// What it reads and writes of the store.
+
+    package typealias StoreRole = any LoginAttemptTransaction & OpenIDProviderTransaction & RateLimitTransaction
+
+    package let store: StoreAccess<StoreRole>
     package let recentAttempts: RecentLoginAttempts
     package let sealedStates: SealedLoginState
 
-    package init(store: any Store, recentAttempts: RecentLoginAttempts, sealedStates: SealedLoginState) {
+    package init(store: StoreAccess<StoreRole>, recentAttempts: RecentLoginAttempts, sealedStates: SealedLoginState) {
         self.store = store
         self.recentAttempts = recentAttempts
         self.sealedStates = sealedStates
@@ -44,7 +48,7 @@ package struct LoginAttemptStarter: Sendable {
     /// client, its authorization. An upsert and inserts, so READ COMMITTED (`isolation`).
     package struct Prepared: Sendable {
         package let started: Started
-        package let write: @Sendable (any StoreTransaction) throws -> Void
+        package let write: @Sendable (StoreRole) throws -> Void
         let clientAuthorization: ProviderAuthorization?
         package var isolation: WriteIsolation { RateLimitAdmission.isolation }
     }

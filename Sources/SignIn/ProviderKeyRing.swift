@@ -30,13 +30,13 @@ package final class ProviderKeyRing: Sendable {
         }
     }
 
-    package let store: any Store
+    package let store: StoreAccess<any OpenIDProviderTransaction>
     package let sealingKey: [UInt8]
     package let clock: WallClock
     private let snapshot: Lock<Snapshot?> = Lock(nil)
 
     /// Loads the keys, creating the first one when there is none.
-    package init(store: any Store, sealingKey: [UInt8], clock: WallClock) throws {
+    package init(store: StoreAccess<any OpenIDProviderTransaction>, sealingKey: [UInt8], clock: WallClock) throws {
         self.store = store
         self.sealingKey = sealingKey
         self.clock = clock

@@ -10,16 +10,20 @@ package struct RelayedCodes: Sendable {
     /// Apple's codes live five minutes; the record a little longer, then housekeeping removes it.
     package static let lifetime: TimeInterval = 600
 
-    package let store: any Store
+    /// What it reads and writes of the store.
+
+    package typealias StoreRole = any RelayedCodeTransaction
+
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
 
-    package init(store: any Store, clock: WallClock) {
+    package init(store: StoreAccess<StoreRole>, clock: WallClock) {
         self.store = store
         self.clock = clock
     }
 
     /// The write that records `code` as relayed from `redirectURI`.
-    package func recording(_ code: String, from redirectURI: String) -> @Sendable (any StoreTransaction) throws -> Void {
+    package func recording(_ code: String, from redirectURI: String) -> @Sendable (StoreRole) throws -> Void {
         let (codeHash, expiresAt) = (SecretTokens.digest(code), clock.now.addingTimeInterval(Self.lifetime))
         return { try $0.recordRelayedCode(codeHash: codeHash, redirectURI: redirectURI, expiresAt: expiresAt) }
     }

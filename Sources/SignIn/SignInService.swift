@@ -95,7 +95,7 @@ package struct SignInService: Sendable {
     /// Marks nonces this server issued, so one that was already cleaned up is still known as ours (expired).
     package static let serverNoncePrefix = "asb."
 
-    package let store: any Store
+    package let signIns: any SignInStore
     package let clock: WallClock
     package let vault: AppleTokenVault
     package let exchanger: CodeExchanger
@@ -110,11 +110,11 @@ package struct SignInService: Sendable {
     /// BRIDGE_WEBHOOK_*: the sign-in's `member.created` / `member.signed_in` event; nil writes none.
     package var webhooks: WebhookEvents? = nil
 
-    package init(store: any Store, clock: WallClock, vault: AppleTokenVault, exchanger: CodeExchanger,
+    package init(signIns: any SignInStore, clock: WallClock, vault: AppleTokenVault, exchanger: CodeExchanger,
                  sessionIssuer: SessionIssuer, servicesID: String?, replayLeeway: TimeInterval, metrics: Metrics,
                  logger: Logger, transferTeam: String? = nil, webhooks: WebhookEvents? = nil) {
         self.webhooks = webhooks
-        self.store = store
+        self.signIns = signIns
         self.clock = clock
         self.vault = vault
         self.exchanger = exchanger
@@ -131,7 +131,7 @@ package struct SignInService: Sendable {
         let now = clock.now
         let made = try madeBeforehand(request)
         let (write, opened) = signInWrite(request, made, now: now)
-        return try completeSignIn(request, Result { SignInWritten(outcome: try store.signIn(write), opened: opened) })
+        return try completeSignIn(request, Result { SignInWritten(outcome: try signIns.signIn(write), opened: opened) })
     }
 
     /// The sign-in without a waiting thread: `completion` gets the transaction's outcome, on whichever thread
@@ -142,7 +142,7 @@ package struct SignInService: Sendable {
         let now = clock.now
         let made = try madeBeforehand(request)
         let (write, opened) = signInWrite(request, made, now: now)
-        store.signIn(write) { completion($0.map { SignInWritten(outcome: $0, opened: opened) }) }
+        signIns.signIn(write) { completion($0.map { SignInWritten(outcome: $0, opened: opened) }) }
     }
 
     /// As the transaction's failure would, a failure here gives back what the code exchange obtained.

@@ -227,7 +227,7 @@ public enum WriteIsolation: Sendable {
 }
 
 /// A database. Thread-safe; calls block the calling thread.
-public protocol Store: Sendable {
+public protocol Store: SignInStore {
     /// "sqlite" or, later, "postgres".
     var backendName: String { get }
     /// True when a read waits on another process (a round trip to a database server) and so holds the thread
@@ -271,6 +271,10 @@ public protocol Store: Sendable {
     /// The same without waiting, as `write(_:completion:)`.
     func write<T: Sendable>(isolation: WriteIsolation, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+}
+
+/// What the sign-in itself asks of a store: its one write (see `Store.signIn`).
+public protocol SignInStore: Sendable {
     /// A sign-in's one transaction (see `SignInWrite`): committed, or a refusal the write names, or a store failure.
     /// Every rule of it is one conditional statement on the row it guards (the attempt or nonce spent by an
     /// `UPDATE … WHERE consumed_at IS NULL`, the token recorded by an upsert that refuses an unexpired record, the

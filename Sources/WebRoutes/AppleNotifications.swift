@@ -22,14 +22,14 @@ package struct AppleNotifications: Sendable {
     }
 
     package let verifier: NotificationVerifier
-    package let store: any Store
+    package let store: StoreAccess<any AppleServerSideTransaction & MemberTransaction & SessionTransaction & WebhookOutboxTransaction>
     package let clock: WallClock
     package let metrics: Metrics
     package let logger: Logger
     /// BRIDGE_WEBHOOK_*: each applied notification's event, written with it; nil writes none.
     package var webhooks: WebhookEvents? = nil
 
-    package init(verifier: NotificationVerifier, store: any Store, clock: WallClock, metrics: Metrics, logger: Logger,
+    package init(verifier: NotificationVerifier, store: StoreAccess<any AppleServerSideTransaction & MemberTransaction & SessionTransaction & WebhookOutboxTransaction>, clock: WallClock, metrics: Metrics, logger: Logger,
                  webhooks: WebhookEvents? = nil) {
         self.webhooks = webhooks
         self.verifier = verifier

@@ -21,12 +21,12 @@ package struct SignedInVisit: Sendable {
 
 /// Browser sessions: the cookie that names one, the session it names, and the CSRF token derived from it.
 package struct BrowserSessions: Sendable {
-    package let store: any Store
+    package let store: StoreAccess<any SessionTransaction>
     package let clock: WallClock
     package let csrfKey: [UInt8]
     package let cookieNames: CookieNames
 
-    package init(store: any Store, clock: WallClock, csrfKey: [UInt8], cookieNames: CookieNames) {
+    package init(store: StoreAccess<any SessionTransaction>, clock: WallClock, csrfKey: [UInt8], cookieNames: CookieNames) {
         self.store = store
         self.clock = clock
         self.csrfKey = csrfKey

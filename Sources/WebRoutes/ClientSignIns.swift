@@ -19,10 +19,10 @@ package protocol ClientSignIns: Sendable {
 package struct ClientCode: Sendable {
     package let code: String
     package let authorization: ProviderAuthorization
-    package let store: @Sendable (any StoreTransaction, User) throws -> Void
+    package let store: @Sendable (any OpenIDProviderTransaction, User) throws -> Void
 
     package init(code: String, authorization: ProviderAuthorization,
-                 store: @escaping @Sendable (any StoreTransaction, User) throws -> Void) {
+                 store: @escaping @Sendable (any OpenIDProviderTransaction, User) throws -> Void) {
         self.code = code
         self.authorization = authorization
         self.store = store

@@ -11,11 +11,11 @@ import TextBytes
 /// of them), `403` for a member in none of them. Reads only: no write, no call to Apple, no rate limit. The bodies
 /// of `401` and `403` say nothing about the person.
 package struct ForwardAuth: Sendable {
-    package let store: any Store
+    package let store: StoreAccess<any SessionTransaction & MemberGroupsTransaction>
     package let clock: WallClock
     package let cookieNames: CookieNames
 
-    package init(store: any Store, clock: WallClock, cookieNames: CookieNames) {
+    package init(store: StoreAccess<any SessionTransaction & MemberGroupsTransaction>, clock: WallClock, cookieNames: CookieNames) {
         self.store = store
         self.clock = clock
         self.cookieNames = cookieNames

@@ -24,11 +24,11 @@ package struct Invitations: Sendable {
     package static let defaultLifetime: TimeInterval = 7 * 86_400
     package static let longestLifetime: TimeInterval = 365 * 86_400
 
-    package let store: any Store
+    package let store: StoreAccess<any MemberGroupsTransaction>
     package let clock: WallClock
     package let logger: Logger
 
-    package init(store: any Store, clock: WallClock, logger: Logger) {
+    package init(store: StoreAccess<any MemberGroupsTransaction>, clock: WallClock, logger: Logger) {
         self.store = store
         self.clock = clock
         self.logger = logger

@@ -19,10 +19,10 @@ package final class RevocationBacklog: Sendable {
         }
     }
 
-    private let store: any Store
+    private let store: StoreAccess<any AppleServerSideTransaction>
     private let last = Lock<Count?>(nil)
 
-    package init(store: any Store) {
+    package init(store: StoreAccess<any AppleServerSideTransaction>) {
         self.store = store
     }
 
@@ -46,6 +46,7 @@ package struct OperationalMetrics: Sendable {
     package let appleEndpoints: [String]
     package let revocations: RevocationBacklog
     package let attemptLookups: AttemptLookups
+    /// Read for its own counters only (write retries, lock timeouts, group commits), never for rows.
     package let store: any Store
     package let clock: WallClock
     /// The webhook outbox's worker, whose backlog it reports; nil without webhooks.

@@ -9,13 +9,13 @@ import WebPresentation
 
 /// The signed-in person's pages: `GET /session`, `POST /logout` and `POST /account/delete`.
 package struct SessionPages: Sendable {
-    package let store: any Store
+    package let store: StoreAccess<any SessionTransaction>
     package let cookieNames: CookieNames
     package let pages: Pages
     package let accountDeletion: AccountDeletion
     package let logger: Logger
 
-    package init(store: any Store, cookieNames: CookieNames, pages: Pages, accountDeletion: AccountDeletion,
+    package init(store: StoreAccess<any SessionTransaction>, cookieNames: CookieNames, pages: Pages, accountDeletion: AccountDeletion,
                  logger: Logger) {
         self.store = store
         self.cookieNames = cookieNames

@@ -43,7 +43,7 @@ public final class WebhookDelivery: Sendable {
         public let outcome: Outcome
     }
 
-    private let store: any Store
+    private let store: StoreAccess<any WebhookOutboxTransaction>
     private let endpoint: WebhookEndpoint
     private let settings: Settings
     private let now: @Sendable () -> Date
@@ -58,7 +58,7 @@ public final class WebhookDelivery: Sendable {
         var backlogCountedAt = Date.distantPast
     }
 
-    public init(store: any Store, url: URL, secret: WebhookSecret, transport: any WebhookTransport, settings: Settings = Settings(),
+    public init(store: StoreAccess<any WebhookOutboxTransaction>, url: URL, secret: WebhookSecret, transport: any WebhookTransport, settings: Settings = Settings(),
                 now: @escaping @Sendable () -> Date = { Date() }, observer: @escaping @Sendable (Attempt) -> Void = { _ in }) {
         self.store = store
         endpoint = WebhookEndpoint(url: url, secret: secret, transport: transport)

@@ -175,7 +175,7 @@ struct RouteGroupTests {
     /// A route whose handler suspends on a real group-committed write and knows nothing of resuming: answered by
     /// the rest of its work, or with that rest's error in its group's shape.
     static func suspendingRoutes(_ app: ComposedService, failing: Bool) -> Router {
-        let store = app.store
+        let store = StoreAccess(app.store) { $0 }
         let handler: Router.ReplyHandler = { request in
             request.answer(afterWriting: { _ in request.path }, to: store) { path in
                 if failing { throw StoreError.unavailable("the test says so") }

@@ -34,7 +34,7 @@ struct SignInServiceTests {
                                           redirectURI: "https://login.example.com/apple_redirect",
                                           isRequired: requireCodeExchange, metrics: metrics, logger: logger)
             let fixed = now
-            service = SignInService(store: store, clock: WallClock { fixed }, vault: AppleTokenVault(key: SecureRandom.bytes(32)),
+            service = SignInService(signIns: store, clock: WallClock { fixed }, vault: AppleTokenVault(key: SecureRandom.bytes(32)),
                                     exchanger: exchanger, sessionIssuer: SessionIssuer(metrics: metrics, logger: logger),
                                     servicesID: SignInServiceTests.servicesID, replayLeeway: 60,
                                     metrics: metrics, logger: logger)

@@ -198,7 +198,7 @@ struct WebhookTests {
         // No worker of the server's own: this test makes each pass itself.
         let harness = try BridgeHarness()
         let store = harness.app.store
-        let delivery = WebhookDelivery(store: store, url: try #require(URL(string: receiver.url)),
+        let delivery = WebhookDelivery(store: StoreAccess(store) { $0 }, url: try #require(URL(string: receiver.url)),
                                        secret: try #require(WebhookSecret(receiver.secret)), transport: URLSessionWebhookTransport())
         try store.write { tx in
             try WebhookEvents(events: [.memberCreated]).record(.memberCreated, memberID: 7, ["flow": "web"], in: tx,
