@@ -208,17 +208,25 @@ package struct SignInService: Sendable {
                                        isPrivateEmail: identity.isPrivateEmail, displayName: request.displayName,
                                        transferSub: identity.transferSubject, transferTeam: transferTeam)
         var unverifiedNonce: (any Error)? = nil
-        if case .apiNonce = request.proof, needsServerNonce(identity) { unverifiedNonce = SignInFailure.nonceRequired }
+        if case .apiNonce = request.proof, needsServerNonce(identity) { unverifiedNonce = Refusal.nonceRequired }
         let (session, opened) = sessionIssuer.session(made.session, flow: request.flow.rawValue, now: now)
         let write = SignInWrite(
             now: now, proof: proof(request.proof, identity: identity, now: now), unverifiedNonce: unverifiedNonce,
             identityToken: .init(digest: made.tokenDigest, expiresAt: identity.expiresAt,
                                  acceptedUntil: identity.expiresAt.addingTimeInterval(replayLeeway),
-                                 replayed: SignInFailure.tokenReplayed),
+                                 replayed: Refusal.tokenReplayed),
             member: profile, session: session,
             appleToken: made.sealedAppleRefreshToken.map { (identity.audience, $0) }, alongside: request.alongside,
             announcement: signInEvent(flow: request.flow, now: now))
         return (write, opened)
+    }
+
+    /// The refusals a write is given to throw, each made an `any Error` once: every such value made from an enum case
+    /// allocates a box for it, two for every web sign-in.
+    private enum Refusal {
+        static let nonceRequired: any Error = SignInFailure.nonceRequired
+        static let tokenReplayed: any Error = SignInFailure.tokenReplayed
+        static let loginAttemptAlreadyUsed: any Error = SignInFailure.loginAttemptAlreadyUsed
     }
 
     /// With webhooks, the sign-in's `member.created` or `member.signed_in`, written in its transaction; nil without.
@@ -235,7 +243,7 @@ package struct SignInService: Sendable {
         switch proof {
         case let .loginAttempt(stateDigest):
             return .loginAttempt(stateDigest: stateDigest, nonceVerified: identity.nonceVerified,
-                                 refusal: SignInFailure.loginAttemptAlreadyUsed)
+                                 refusal: Refusal.loginAttemptAlreadyUsed)
         case .apiNonce(nil):
             return .spent { _ in false }
         case let .apiNonce(nonce?):
