@@ -12,9 +12,7 @@ package struct LoginAttemptStarter: Sendable {
     package static let lifetime: TimeInterval = 600
 
     /// What it reads and writes of the store.
-
     package typealias StoreRole = any LoginAttemptTransaction & OpenIDProviderTransaction & RateLimitTransaction
-
     package let store: StoreAccess<StoreRole>
     package let recentAttempts: RecentLoginAttempts
     package let sealedStates: SealedLoginState

@@ -11,9 +11,7 @@ package struct RelayedCodes: Sendable {
     package static let lifetime: TimeInterval = 600
 
     /// What it reads and writes of the store.
-
     package typealias StoreRole = any RelayedCodeTransaction
-
     package let store: StoreAccess<StoreRole>
     package let clock: WallClock
 
