@@ -102,7 +102,16 @@ public struct Request: Sendable {
         guard var contentType = headers["Content-Type"] else { return false }
         let answer = contentType.withUTF8 { bytes -> Bool? in
             guard let type = Self.asciiMediaType(in: bytes) else { return nil }
-            return lowercasedType.withUTF8Buffer { type.lazy.map(Self.lowercasedASCII).elementsEqual($0) }
+            // A loop over indices: a lazy map's `elementsEqual` took about 400 instructions for a form's type.
+            return lowercasedType.withUTF8Buffer { wanted in
+                guard type.count == wanted.count else { return false }
+                var index = type.startIndex
+                for byte in wanted {
+                    guard Self.lowercasedASCII(type[index]) == byte else { return false }
+                    index += 1
+                }
+                return true
+            }
         }
         return answer ?? (mediaType == lowercasedType.description)
     }
