@@ -8,9 +8,16 @@ package enum StoreInput {
             throw StoreError.invalidArgument("an Apple user needs a non-empty sub")
         }
         // SQLite and libpq take text up to its first NUL: "a\0b" would be stored, and found, as the user "a".
-        for text in [profile.sub, profile.email, profile.displayName, profile.transferSub] where text?.utf8.contains(0) == true {
+        if holdsNUL(profile.sub) || holdsNUL(profile.email) || holdsNUL(profile.displayName) || holdsNUL(profile.transferSub) {
             throw StoreError.invalidArgument("an Apple user's sub, email and name cannot contain a NUL character")
         }
+    }
+
+    /// By `memchr` over the string's bytes: `utf8.contains(0)` walked the view a byte at a time, about 600
+    /// instructions for each sign-in's profile, which every sign-in checks twice.
+    private static func holdsNUL(_ text: String?) -> Bool {
+        guard var text else { return false }
+        return text.withUTF8 { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
     }
 
     package static func validateTransfer(_ identifiers: String...) throws {
