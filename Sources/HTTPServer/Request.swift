@@ -1,3 +1,5 @@
+import TextBytes
+
 /// One HTTP request, fully read. Values only: no socket behind it, so handlers are testable directly.
 public struct Request: Sendable {
     public var method: String
@@ -36,9 +38,10 @@ public struct Request: Sendable {
         return result
     }
 
-    /// The first cookie called `name`.
+    /// The first cookie called `name`, its name compared as bytes (RFC 6265 names are tokens; `==` would compare
+    /// them as Characters).
     public func cookie(_ name: String) -> String? {
-        sentCookies.first { $0.name == name }?.value
+        sentCookies.first { $0.name.hasSameUTF8(as: name) }?.value
     }
 
     /// The name of every cookie the request carries, in order, duplicates included.
