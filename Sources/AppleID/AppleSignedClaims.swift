@@ -41,8 +41,13 @@ enum AppleSignedClaims {
             throw .algorithmNotAllowed((jws.algorithm ?? "none").loggable)
         }
         guard let kid = jws.keyID, !kid.isEmpty else { throw .missingKeyID }
-        if let fetching, !fetching.answersWithoutFetching(kid) { return nil }
-        let key = try keys.key(for: kid)
+        let key: RSAPublicKey
+        if let fetching {
+            guard let held = fetching.keyWithoutFetching(kid) else { return nil }
+            key = try held.get()
+        } else {
+            key = try keys.key(for: kid)
+        }
         guard key.verifyRS256(signature: jws.signature, message: jws.signingInput, hashingInto: &signingInputHash) else {
             throw .badSignature
         }

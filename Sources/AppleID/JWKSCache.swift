@@ -64,12 +64,15 @@ public final class JWKSCache: AppleKeySet, AppleKeyFetching, @unchecked Sendable
         throw keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid.loggable)
     }
 
-    public func answersWithoutFetching(_ kid: String) -> Bool {
+    public func keyWithoutFetching(_ kid: String) -> Result<RSAPublicKey, TokenRejection>? {
         condition.lock()
         defer { condition.unlock() }
         let now = clock.now
-        if keys[kid] != nil, now < freshUntil { return true }
-        return !fetching && !mayFetch(now: now)
+        if let key = keys[kid], now < freshUntil { return .success(key) }
+        guard !fetching && !mayFetch(now: now) else { return nil }
+        // What `key(for:)` answers when it may not fetch yet: the key it holds, however old, or why there is none.
+        if let key = keys[kid] { return .success(key) }
+        return .failure(keys.isEmpty || lastFetchFailed ? .keysUnavailable : .unknownKeyID(kid.loggable))
     }
 
     /// Fetches now if allowed (used at start-up to warm the cache). Returns whether keys are held.

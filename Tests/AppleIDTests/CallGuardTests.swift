@@ -229,3 +229,34 @@ extension AppleIDTests.CallGuardTests {
         #expect(fixture.keys.fetches == 1)
     }
 }
+
+extension AppleIDTests.CallGuardTests {
+    @Test("verifying where no one may wait never fetches, even when the key's freshness runs out while it is looked up")
+    func heldKeyExpiringMeanwhileIsNotFetched() throws {
+        let fixture = try SimulatorFixture()
+        // Every read of this clock after `ticking` moves it on a second: the key is fresh at the first read and stale
+        // at the next, as when a cache's lifetime ends between two looks at it.
+        let start = Date()
+        let clock = Mutex<(now: Date, ticking: Bool)>((start, false))
+        let wallClock = WallClock {
+            clock.withLock { state in
+                defer { if state.ticking { state.now.addTimeInterval(1) } }
+                return state.now
+            }
+        }
+        var settings = JWKSCache.Settings()
+        (settings.defaultLifetime, settings.minimumLifetime, settings.maximumLifetime) = (100, 100, 100)
+        settings.minimumRefetchInterval = 10
+        let keys = JWKSCache(url: fixture.baseURL + "/auth/keys", transport: fixture.transport, clock: wallClock,
+                             settings: settings)
+        let verifier = IdentityTokenVerifier(
+            policy: VerificationPolicy(issuers: [fixture.simulator.issuer], servicesID: SimulatorFixture.servicesID,
+                                       bundleIDs: [SimulatorFixture.bundleID]),
+            keys: keys)
+        #expect(keys.prefetch())
+        clock.withLock { $0 = (start.addingTimeInterval(99.5), true) }  // fresh until start + 100
+        let identity = try verifier.verifyIfKeyHeld(try mintToken(fixture))
+        #expect(identity?.subject == "s")
+        #expect(keys.fetches == 1)
+    }
+}
