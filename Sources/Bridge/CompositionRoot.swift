@@ -89,7 +89,8 @@ public enum CompositionRoot {
             secrets: secrets, publicDirectory: publicDirectory, logo: logo, pages: pages, clientAddresses: clientAddresses,
             rateLimit: SignInRateLimit(perMinute: signInRequestsPerMinute, store: StoreAccess(store) { $0 }, clock: clock,
                                        clientAddresses: clientAddresses),
-            sessions: BrowserSessions(store: StoreAccess(store) { $0 }, clock: clock, csrfKey: secrets.csrfKey, cookieNames: configuration.cookieNames),
+            sessions: BrowserSessions(store: StoreAccess(store) { $0 }, clock: clock, csrfKey: secrets.csrfKey,
+                                      cookieNames: configuration.cookieNames),
             providerKeys: providerKeys,
             accessTokens: AccessTokens(keys: providerKeys, issuer: configuration.publicURL, lifetime: NativeAPI.accessTokenLifetime),
             returnDestination: ReturnDestination(key: secrets.returnDestinationKey, policy: configuration.site.returnURLs),
@@ -137,7 +138,8 @@ public enum CompositionRoot {
         let recentAttempts = RecentLoginAttempts()
         let sealedStates = SealedLoginState(key: shared.secrets.loginStateKey)
         let login = LoginPage(configuration: configuration, pages: pages, metrics: metrics, returnDestination: shared.returnDestination,
-                              attempts: LoginAttemptStarter(store: StoreAccess(store) { $0 }, recentAttempts: recentAttempts, sealedStates: sealedStates),
+                              attempts: LoginAttemptStarter(store: StoreAccess(store) { $0 }, recentAttempts: recentAttempts,
+                                                            sealedStates: sealedStates),
                               rateLimit: shared.rateLimit)
         let idTokens = ProviderTokens(issuer: configuration.publicURL)
         let providerAuthorization = ProviderAuthorizationFlow(configuration: configuration, store: StoreAccess(store) { $0 }, clock: clock,
@@ -156,7 +158,8 @@ public enum CompositionRoot {
                 provider: providerAuthorization, again: RepeatedCallback(sessions: sessions, landing: landing)),
             sessionPages: SessionPages(store: StoreAccess(store) { $0 }, cookieNames: configuration.cookieNames, pages: pages,
                                        accountDeletion: signIn.accountDeletion, logger: logger),
-            nativeAPI: NativeAPI(store: StoreAccess(store) { $0 }, clock: clock, signIn: signIn.signIn, acceptUnsentNonce: configuration.acceptUnsentNonce,
+            nativeAPI: NativeAPI(store: StoreAccess(store) { $0 }, clock: clock, signIn: signIn.signIn,
+                                 acceptUnsentNonce: configuration.acceptUnsentNonce,
                                  sessionIssuer: signIn.sessionIssuer, accessTokens: shared.accessTokens,
                                  accountDeletion: signIn.accountDeletion, metrics: metrics, logger: logger),
             appleNotifications: AppleNotifications(verifier: shared.apple.notifications, store: StoreAccess(store) { $0 }, clock: clock,

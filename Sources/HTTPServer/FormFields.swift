@@ -81,10 +81,10 @@ public struct FormFields: Sendable, Equatable {
         return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
     }
 
-    /// Decodes `+` and `%XX` in `range`; a part with neither (most of them, the identity token among them) becomes
-    /// a String straight from the bytes.
-    private static func decode(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) -> String {
-        let plus = firstIndex(of: UInt8(ascii: "+"), in: base, range)
+    /// Decodes `+` (unless `plusIsSpace` is false, as in a path) and `%XX` in `range`; a part with neither (most of
+    /// them, the identity token among them) becomes a String straight from the bytes.
+    static func decode(_ base: UnsafePointer<UInt8>, _ range: Range<Int>, plusIsSpace: Bool = true) -> String {
+        let plus = plusIsSpace ? firstIndex(of: UInt8(ascii: "+"), in: base, range) : nil
         let percent = firstIndex(of: UInt8(ascii: "%"), in: base, plus.map { range.lowerBound..<$0 } ?? range)
         guard let first = percent ?? plus else {
             return String(decoding: UnsafeBufferPointer(start: base + range.lowerBound, count: range.count), as: UTF8.self)
@@ -95,7 +95,7 @@ public struct FormFields: Sendable, Equatable {
         var index = first
         while index < range.upperBound {
             let byte = base[index]
-            if byte == UInt8(ascii: "+") {
+            if byte == UInt8(ascii: "+") && plusIsSpace {
                 out.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), index + 2 < range.upperBound,
                       let high = hexValue(base[index + 1]), let low = hexValue(base[index + 2]) {
@@ -116,7 +116,7 @@ public struct FormFields: Sendable, Equatable {
         pairs.map { FormFields.encode($0.name) + "=" + FormFields.encode($0.value) }.joined(separator: "&")
     }
 
-    static func hexValue(_ byte: UInt8) -> UInt8? {
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10

@@ -64,26 +64,15 @@ public struct InProcessClient: Sendable {
 
     /// The percent-decoded path and the query's fields. libmicrohttpd decodes the path without turning `+` into a
     /// space, and keeps an escape that is not one as it is.
-    static func split(target: String) -> (path: String, query: FormFields) {
+    private static func split(target: String) -> (path: String, query: FormFields) {
         let bytes = Array(target.utf8)
         guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return (percentDecoded(bytes[...]), FormFields()) }
         return (percentDecoded(bytes[..<mark]), FormFields(urlEncoded: bytes[(mark + 1)...]))
     }
 
     private static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String {
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
-               let high = FormFields.hexValue(bytes[index + 1]), let low = FormFields.hexValue(bytes[index + 2]) {
-                decoded.append(high << 4 | low)
-                index += 3
-            } else {
-                decoded.append(bytes[index])
-                index += 1
-            }
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.map { FormFields.decode($0, 0..<buffer.count, plusIsSpace: false) } ?? ""
         }
-        return String(decoding: decoded, as: UTF8.self)
     }
 }

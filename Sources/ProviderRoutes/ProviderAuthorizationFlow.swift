@@ -21,7 +21,9 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     package static let codeLifetime: TimeInterval = 60
 
     package let configuration: BridgeConfiguration
-    package let store: StoreAccess<any LoginAttemptTransaction & OpenIDProviderTransaction & RateLimitTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any LoginAttemptTransaction & OpenIDProviderTransaction & RateLimitTransaction
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let login: LoginPage
     package let rateLimit: SignInRateLimit
@@ -31,7 +33,7 @@ package struct ProviderAuthorizationFlow: ClientSignIns {
     package let metrics: Metrics
     package let logger: Logger
 
-    package init(configuration: BridgeConfiguration, store: StoreAccess<any LoginAttemptTransaction & OpenIDProviderTransaction & RateLimitTransaction>, clock: WallClock, login: LoginPage,
+    package init(configuration: BridgeConfiguration, store: StoreAccess<StoreRole>, clock: WallClock, login: LoginPage,
                  rateLimit: SignInRateLimit, pages: Pages, idTokens: ProviderTokens, keys: ProviderKeyRing,
                  metrics: Metrics, logger: Logger) {
         self.configuration = configuration

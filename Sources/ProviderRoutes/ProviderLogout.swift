@@ -16,14 +16,16 @@ import WebRoutes
 /// without one the person is asked (a cross-site link must not sign anyone out by itself).
 package struct ProviderLogout: Sendable {
     package let configuration: BridgeConfiguration
-    package let store: StoreAccess<any SessionTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any SessionTransaction
+    package let store: StoreAccess<StoreRole>
     package let sessions: BrowserSessions
     package let idTokens: ProviderTokens
     package let keys: ProviderKeyRing
     package let pages: Pages
     package let logger: Logger
 
-    package init(configuration: BridgeConfiguration, store: StoreAccess<any SessionTransaction>, sessions: BrowserSessions,
+    package init(configuration: BridgeConfiguration, store: StoreAccess<StoreRole>, sessions: BrowserSessions,
                  idTokens: ProviderTokens, keys: ProviderKeyRing, pages: Pages, logger: Logger) {
         self.configuration = configuration
         self.store = store

@@ -13,13 +13,15 @@ import WebRoutes
 
 /// `GET|POST /oauth/userinfo` (Bearer access token, its session still live) and `POST /oauth/revoke` (RFC 7009).
 package struct ProviderUserinfo: Sendable {
-    package let store: StoreAccess<any OpenIDProviderTransaction & SessionTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any OpenIDProviderTransaction & SessionTransaction
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let accessTokens: AccessTokens
     package let clientAuthentication: ProviderClientAuthentication
     package let logger: Logger
 
-    package init(store: StoreAccess<any OpenIDProviderTransaction & SessionTransaction>, clock: WallClock, accessTokens: AccessTokens,
+    package init(store: StoreAccess<StoreRole>, clock: WallClock, accessTokens: AccessTokens,
                  clientAuthentication: ProviderClientAuthentication, logger: Logger) {
         self.store = store
         self.clock = clock

@@ -12,7 +12,11 @@ package struct AccountDeletion: Sendable {
         case revoked, queued, none
     }
 
-    package let store: StoreAccess<any AppleServerSideTransaction & MemberTransaction & WebhookOutboxTransaction>
+    /// What it reads and writes of the store.
+
+    package typealias StoreRole = any AppleServerSideTransaction & MemberTransaction & WebhookOutboxTransaction
+
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let vault: AppleTokenVault
     package let appleTokens: AppleTokenClient?
@@ -21,7 +25,7 @@ package struct AccountDeletion: Sendable {
     /// BRIDGE_WEBHOOK_*: `member.deleted` written with the deletion; nil writes none.
     package var webhooks: WebhookEvents? = nil
 
-    package init(store: StoreAccess<any AppleServerSideTransaction & MemberTransaction & WebhookOutboxTransaction>, clock: WallClock, vault: AppleTokenVault, appleTokens: AppleTokenClient?,
+    package init(store: StoreAccess<StoreRole>, clock: WallClock, vault: AppleTokenVault, appleTokens: AppleTokenClient?,
                  metrics: Metrics, logger: Logger, webhooks: WebhookEvents? = nil) {
         self.webhooks = webhooks
         self.store = store
@@ -79,8 +83,7 @@ package struct AccountDeletion: Sendable {
     /// The write that deletes the user (true when it did), queueing the Apple token, still encrypted, when Apple did
     /// not take it back now: the revocation queue retries it.
     private func deletion(of userID: Int64, revocation: RevocationResult, record: AppleTokenRecord?,
-                          requestedBy: DeletionRequester)
-        -> @Sendable (any AppleServerSideTransaction & MemberTransaction & WebhookOutboxTransaction) throws -> Bool {
+                          requestedBy: DeletionRequester) -> @Sendable (StoreRole) throws -> Bool {
         let queued = revocation == .queued ? record : nil
         let now = clock.now
         return { [webhooks] transaction in

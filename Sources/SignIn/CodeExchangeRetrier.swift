@@ -38,13 +38,15 @@ package final class CodeExchangeRetrier: Sendable {
 
     package let capacity: Int
     private let client: AppleTokenClient
-    private let store: StoreAccess<any AppleServerSideTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any AppleServerSideTransaction
+    private let store: StoreAccess<StoreRole>
     private let vault: AppleTokenVault
     private let metrics: Metrics
     private let logger: Logger
     private let state = RetryQueue()
 
-    package init(client: AppleTokenClient, store: StoreAccess<any AppleServerSideTransaction>, vault: AppleTokenVault, metrics: Metrics, logger: Logger,
+    package init(client: AppleTokenClient, store: StoreAccess<StoreRole>, vault: AppleTokenVault, metrics: Metrics, logger: Logger,
                  capacity: Int = 1_000) {
         self.client = client
         self.store = store

@@ -30,13 +30,17 @@ package final class ProviderKeyRing: Sendable {
         }
     }
 
-    package let store: StoreAccess<any OpenIDProviderTransaction>
+    /// What it reads and writes of the store.
+
+    package typealias StoreRole = any OpenIDProviderTransaction
+
+    package let store: StoreAccess<StoreRole>
     package let sealingKey: [UInt8]
     package let clock: WallClock
     private let snapshot: Lock<Snapshot?> = Lock(nil)
 
     /// Loads the keys, creating the first one when there is none.
-    package init(store: StoreAccess<any OpenIDProviderTransaction>, sealingKey: [UInt8], clock: WallClock) throws {
+    package init(store: StoreAccess<StoreRole>, sealingKey: [UInt8], clock: WallClock) throws {
         self.store = store
         self.sealingKey = sealingKey
         self.clock = clock

@@ -22,14 +22,16 @@ package struct AppleNotifications: Sendable {
     }
 
     package let verifier: NotificationVerifier
-    package let store: StoreAccess<any AppleServerSideTransaction & MemberTransaction & SessionTransaction & WebhookOutboxTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any AppleServerSideTransaction & MemberTransaction & SessionTransaction & WebhookOutboxTransaction
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let metrics: Metrics
     package let logger: Logger
     /// BRIDGE_WEBHOOK_*: each applied notification's event, written with it; nil writes none.
     package var webhooks: WebhookEvents? = nil
 
-    package init(verifier: NotificationVerifier, store: StoreAccess<any AppleServerSideTransaction & MemberTransaction & SessionTransaction & WebhookOutboxTransaction>, clock: WallClock, metrics: Metrics, logger: Logger,
+    package init(verifier: NotificationVerifier, store: StoreAccess<StoreRole>, clock: WallClock, metrics: Metrics, logger: Logger,
                  webhooks: WebhookEvents? = nil) {
         self.webhooks = webhooks
         self.verifier = verifier
@@ -65,7 +67,7 @@ package struct AppleNotifications: Sendable {
     }
 
     private func apply(_ notification: AppleServerNotification,
-                       in transaction: any AppleServerSideTransaction & MemberTransaction & SessionTransaction & WebhookOutboxTransaction,
+                       in transaction: StoreRole,
                        now: Date) throws -> Result {
         guard try transaction.recordNotification(jti: notification.jti, now: now) else { return .duplicate }
         guard let user = try transaction.user(providerUserID: notification.subject) else { return .unknownUser }

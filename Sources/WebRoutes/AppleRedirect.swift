@@ -28,7 +28,9 @@ package struct AppleRedirect: Sendable {
     }
 
     /// Reads login attempts.
-    package let store: StoreAccess<any LoginAttemptTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any LoginAttemptTransaction
+    package let store: StoreAccess<StoreRole>
     /// Those this process stored lately: no read for them.
     package let recentAttempts: RecentLoginAttempts
     /// Web attempts' states carry the attempt: no read for them either.
@@ -45,7 +47,7 @@ package struct AppleRedirect: Sendable {
     /// Where a repeated post of a finished sign-in goes.
     package let again: RepeatedCallback
 
-    package init(store: StoreAccess<any LoginAttemptTransaction>, recentAttempts: RecentLoginAttempts, sealedStates: SealedLoginState,
+    package init(store: StoreAccess<StoreRole>, recentAttempts: RecentLoginAttempts, sealedStates: SealedLoginState,
                  lookups: AttemptLookups, clock: WallClock, signIn: IdentityTokenSignIn, landing: SignedInLanding,
                  pages: Pages, metrics: Metrics, logger: Logger, provider: any ClientSignIns, again: RepeatedCallback) {
         self.store = store

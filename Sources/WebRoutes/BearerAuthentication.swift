@@ -21,12 +21,14 @@ package struct AuthenticatedCaller: Sendable {
 /// Checks the `Authorization: Bearer` access token of an API call, and that its session is still live.
 package struct BearerAuthentication: Sendable {
     package let accessTokens: AccessTokens
-    package let store: StoreAccess<any SessionTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any SessionTransaction
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     /// Which OpenID clients are first-party (BRIDGE_CLIENTS_FILE).
     package let clients: ClientRegistry
 
-    package init(accessTokens: AccessTokens, store: StoreAccess<any SessionTransaction>, clock: WallClock, clients: ClientRegistry) {
+    package init(accessTokens: AccessTokens, store: StoreAccess<StoreRole>, clock: WallClock, clients: ClientRegistry) {
         self.accessTokens = accessTokens
         self.store = store
         self.clock = clock

@@ -21,12 +21,14 @@ package struct SignedInVisit: Sendable {
 
 /// Browser sessions: the cookie that names one, the session it names, and the CSRF token derived from it.
 package struct BrowserSessions: Sendable {
-    package let store: StoreAccess<any SessionTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any SessionTransaction
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let csrfKey: [UInt8]
     package let cookieNames: CookieNames
 
-    package init(store: StoreAccess<any SessionTransaction>, clock: WallClock, csrfKey: [UInt8], cookieNames: CookieNames) {
+    package init(store: StoreAccess<StoreRole>, clock: WallClock, csrfKey: [UInt8], cookieNames: CookieNames) {
         self.store = store
         self.clock = clock
         self.csrfKey = csrfKey

@@ -11,11 +11,13 @@ import TextBytes
 /// of them), `403` for a member in none of them. Reads only: no write, no call to Apple, no rate limit. The bodies
 /// of `401` and `403` say nothing about the person.
 package struct ForwardAuth: Sendable {
-    package let store: StoreAccess<any SessionTransaction & MemberGroupsTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any SessionTransaction & MemberGroupsTransaction
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let cookieNames: CookieNames
 
-    package init(store: StoreAccess<any SessionTransaction & MemberGroupsTransaction>, clock: WallClock, cookieNames: CookieNames) {
+    package init(store: StoreAccess<StoreRole>, clock: WallClock, cookieNames: CookieNames) {
         self.store = store
         self.clock = clock
         self.cookieNames = cookieNames

@@ -24,11 +24,15 @@ package struct Invitations: Sendable {
     package static let defaultLifetime: TimeInterval = 7 * 86_400
     package static let longestLifetime: TimeInterval = 365 * 86_400
 
-    package let store: StoreAccess<any MemberGroupsTransaction>
+    /// What it reads and writes of the store.
+
+    package typealias StoreRole = any MemberGroupsTransaction
+
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let logger: Logger
 
-    package init(store: StoreAccess<any MemberGroupsTransaction>, clock: WallClock, logger: Logger) {
+    package init(store: StoreAccess<StoreRole>, clock: WallClock, logger: Logger) {
         self.store = store
         self.clock = clock
         self.logger = logger

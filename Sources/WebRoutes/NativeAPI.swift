@@ -18,7 +18,11 @@ package struct NativeAPI: Sendable {
     package static let idTokenFields = ["idToken", "identityToken", "id_token", "token"]
     package static let codeFields = ["authorizationCode", "authorizeCode", "code"]
 
-    package let store: StoreAccess<any LoginAttemptTransaction & SessionTransaction & OpenIDProviderTransaction>
+    /// What it reads and writes of the store.
+
+    package typealias StoreRole = any LoginAttemptTransaction & SessionTransaction & OpenIDProviderTransaction
+
+    package let store: StoreAccess<StoreRole>
     package let clock: WallClock
     package let signIn: IdentityTokenSignIn
     /// APPLE_ACCEPT_UNSENT_NONCE.
@@ -29,7 +33,7 @@ package struct NativeAPI: Sendable {
     package let metrics: Metrics
     package let logger: Logger
 
-    package init(store: StoreAccess<any LoginAttemptTransaction & SessionTransaction & OpenIDProviderTransaction>, clock: WallClock, signIn: IdentityTokenSignIn, acceptUnsentNonce: Bool,
+    package init(store: StoreAccess<StoreRole>, clock: WallClock, signIn: IdentityTokenSignIn, acceptUnsentNonce: Bool,
                  sessionIssuer: SessionIssuer, accessTokens: AccessTokens, accountDeletion: AccountDeletion,
                  metrics: Metrics, logger: Logger) {
         self.store = store

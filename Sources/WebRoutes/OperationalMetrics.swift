@@ -19,10 +19,14 @@ package final class RevocationBacklog: Sendable {
         }
     }
 
-    private let store: StoreAccess<any AppleServerSideTransaction>
+    /// What it reads and writes of the store.
+
+    package typealias StoreRole = any AppleServerSideTransaction
+
+    private let store: StoreAccess<StoreRole>
     private let last = Lock<Count?>(nil)
 
-    package init(store: StoreAccess<any AppleServerSideTransaction>) {
+    package init(store: StoreAccess<StoreRole>) {
         self.store = store
     }
 

@@ -9,13 +9,15 @@ import WebPresentation
 
 /// The signed-in person's pages: `GET /session`, `POST /logout` and `POST /account/delete`.
 package struct SessionPages: Sendable {
-    package let store: StoreAccess<any SessionTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any SessionTransaction
+    package let store: StoreAccess<StoreRole>
     package let cookieNames: CookieNames
     package let pages: Pages
     package let accountDeletion: AccountDeletion
     package let logger: Logger
 
-    package init(store: StoreAccess<any SessionTransaction>, cookieNames: CookieNames, pages: Pages, accountDeletion: AccountDeletion,
+    package init(store: StoreAccess<StoreRole>, cookieNames: CookieNames, pages: Pages, accountDeletion: AccountDeletion,
                  logger: Logger) {
         self.store = store
         self.cookieNames = cookieNames

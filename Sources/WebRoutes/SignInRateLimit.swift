@@ -8,13 +8,15 @@ import Storage
 /// would use. The buckets live in the database, one upsert per request, so instances sharing a database share the limit: a client
 /// gets `burst` requests at once and `perMinute` after that in all, however it spreads them over instances.
 package struct SignInRateLimit: Sendable {
-    package let store: StoreAccess<any RateLimitTransaction>
+    /// What it reads and writes of the store.
+    package typealias StoreRole = any RateLimitTransaction
+    package let store: StoreAccess<StoreRole>
     package let interval: TimeInterval
     package let burst: Int
     package let clock: WallClock
     package let clientAddresses: ClientAddresses
 
-    package init(perMinute: Int, store: StoreAccess<any RateLimitTransaction>, clock: WallClock, clientAddresses: ClientAddresses) {
+    package init(perMinute: Int, store: StoreAccess<StoreRole>, clock: WallClock, clientAddresses: ClientAddresses) {
         self.store = store
         interval = 60 / Double(max(1, perMinute))
         burst = max(10, perMinute / 6)

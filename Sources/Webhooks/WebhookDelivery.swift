@@ -43,7 +43,11 @@ public final class WebhookDelivery: Sendable {
         public let outcome: Outcome
     }
 
-    private let store: StoreAccess<any WebhookOutboxTransaction>
+    /// What it reads and writes of the store.
+
+    public typealias StoreRole = any WebhookOutboxTransaction
+
+    private let store: StoreAccess<StoreRole>
     private let endpoint: WebhookEndpoint
     private let settings: Settings
     private let now: @Sendable () -> Date
@@ -58,7 +62,7 @@ public final class WebhookDelivery: Sendable {
         var backlogCountedAt = Date.distantPast
     }
 
-    public init(store: StoreAccess<any WebhookOutboxTransaction>, url: URL, secret: WebhookSecret, transport: any WebhookTransport, settings: Settings = Settings(),
+    public init(store: StoreAccess<StoreRole>, url: URL, secret: WebhookSecret, transport: any WebhookTransport, settings: Settings = Settings(),
                 now: @escaping @Sendable () -> Date = { Date() }, observer: @escaping @Sendable (Attempt) -> Void = { _ in }) {
         self.store = store
         endpoint = WebhookEndpoint(url: url, secret: secret, transport: transport)
